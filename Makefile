@@ -1,0 +1,41 @@
+# `make build` and `make test` do all set-up on a fresh machine: system cairo headers and the
+# pinned font when missing, a virtual environment, and an editable install with dev extras.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+SUDO   := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
+N      ?= 3000
+WORKERS ?= 2
+
+.PHONY: build test bench sheets system clean
+
+system:
+	@if ! pkg-config --exists cairo 2>/dev/null || ! fc-list 2>/dev/null | grep -q 'DejaVuSans-Bold.ttf'; then \
+	  echo "installing system packages: libcairo2-dev pkg-config fonts-dejavu-core"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libcairo2-dev pkg-config fonts-dejavu-core fontconfig >/dev/null; \
+	fi
+
+$(STAMP): pyproject.toml
+	$(MAKE) system
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+build: $(STAMP)
+	$(BIN)/grip build --domain gear_trains --n $(N) --out out --workers $(WORKERS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -p no:cacheprovider tests
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/build_throughput.py
+
+sheets: $(STAMP)
+	mkdir -p out/sheets
+	for d in gear_trains clock_reading physical_stability; do $(BIN)/grip sheet $$d --n 12 --out out/sheets/$$d.png; done
+
+clean:
+	rm -rf $(VENV) out build *.egg-info

@@ -1,0 +1,69 @@
+"""The domain registry: one explicit, ordered table from domain id to family and the `module:attribute` that holds
+its `DOMAIN` record. Modules load lazily by name, so `grip list` imports none of them. Third-party packages add
+domains through the entry-point group `grip.domains` (entry-point name = domain id, value = `module:DOMAIN`)."""
+from __future__ import annotations
+
+import importlib
+from importlib import metadata
+
+# id -> (family, target). Order is the order of `grip list` and of the dataset card.
+REGISTRY: dict[str, tuple[str, str]] = {
+    "physical_stability": ("physical", "grip.domains.physical.physical_stability:DOMAIN"),
+    "gear_trains": ("physical", "grip.domains.physical.gear_trains:DOMAIN"),
+    "clock_reading": ("physical", "grip.domains.physical.clock_reading:DOMAIN"),
+}
+
+FAMILIES = ("plane", "solid", "transformational", "physical", "topological", "projective", "analytic", "optical",
+            "inductive")
+
+ENTRY_POINT_GROUP = "grip.domains"
+
+
+class UnknownDomain(KeyError):
+    def __init__(self, domain_id: str):
+        super().__init__(domain_id)
+        self.domain_id = domain_id
+
+    def __str__(self) -> str:
+        return f"unknown domain {self.domain_id!r}; `grip list` shows the registered ones"
+
+
+def _external() -> dict[str, str]:
+    try:
+        eps = metadata.entry_points(group=ENTRY_POINT_GROUP)
+    except Exception:  # a broken third-party install must not break the built-in registry
+        return {}
+    return {ep.name: ep.value for ep in eps if ep.name not in REGISTRY}
+
+
+def ids() -> list[str]:
+    return list(REGISTRY) + sorted(_external())
+
+
+def family_of(domain_id: str) -> str:
+    if domain_id in REGISTRY:
+        return REGISTRY[domain_id][0]
+    if domain_id in _external():
+        return get(domain_id).family
+    raise UnknownDomain(domain_id)
+
+
+_CACHE: dict[str, object] = {}
+
+
+def get(domain_id: str):
+    """The `Domain` record for an id, importing its module on first use."""
+    if domain_id in _CACHE:
+        return _CACHE[domain_id]
+    if domain_id in REGISTRY:
+        target = REGISTRY[domain_id][1]
+    else:
+        target = _external().get(domain_id)
+        if target is None:
+            raise UnknownDomain(domain_id)
+    module, _, attr = target.partition(":")
+    dom = getattr(importlib.import_module(module), attr)
+    if dom.id != domain_id:
+        raise ValueError(f"registry entry {domain_id!r} loads a domain whose id is {dom.id!r}")
+    _CACHE[domain_id] = dom
+    return dom

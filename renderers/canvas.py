@@ -1,0 +1,114 @@
+"""Canvas: one cairo surface and one world-to-pixel transform. Domains draw in world units; stroke widths and font
+sizes stay in pixels. Also the register of placed labels and strokes used for collision checks."""
+from __future__ import annotations
+
+import io
+from contextlib import contextmanager
+
+import cairo
+import numpy as np
+from shapely.geometry.base import BaseGeometry
+
+SAFE_BORDER_PX = 24
+
+
+class Canvas:
+    def __init__(self, size_px: int = 768, world: tuple[float, float, float, float] | None = None,
+                 background: tuple[float, float, float] = (1.0, 1.0, 1.0)):
+        self.size_px = int(size_px)
+        self.world = tuple(world) if world is not None else (0.0, 0.0, float(size_px), float(size_px))
+        x0, y0, x1, y1 = self.world
+        # Uniform scale; y1 < y0 gives a y-up world. The world rectangle fills the canvas, centred.
+        self.scale = min(self.size_px / abs(x1 - x0), self.size_px / abs(y1 - y0))
+        self._sx = self.scale if x1 > x0 else -self.scale
+        self._sy = self.scale if y1 > y0 else -self.scale
+        self._ox = self.size_px / 2 - self._sx * (x0 + x1) / 2
+        self._oy = self.size_px / 2 - self._sy * (y0 + y1) / 2
+        self.surface = cairo.ImageSurface(cairo.FORMAT_RGB24, self.size_px, self.size_px)
+        self.ctx = cairo.Context(self.surface)
+        self.ctx.set_antialias(cairo.ANTIALIAS_GRAY)
+        self.ctx.set_source_rgb(*background)
+        self.ctx.paint()
+        self.labels: list[BaseGeometry] = []                    # placed label boxes, pixel space
+        self.strokes: list[tuple[str | None, BaseGeometry]] = []  # (owner, geometry) in pixel space
+
+    # --- transform -------------------------------------------------------------------------------------------
+    def px(self, x: float, y: float) -> tuple[float, float]:
+        return (self._ox + self._sx * x, self._oy + self._sy * y)
+
+    def pts_px(self, pts) -> np.ndarray:
+        a = np.asarray(pts, dtype=float).reshape(-1, 2)
+        return np.column_stack([self._ox + self._sx * a[:, 0], self._oy + self._sy * a[:, 1]])
+
+    def len_px(self, length: float) -> float:
+        return abs(length * self.scale)
+
+    def world_of(self, u: float, v: float) -> tuple[float, float]:
+        return ((u - self._ox) / self._sx, (v - self._oy) / self._sy)
+
+    @property
+    def y_up(self) -> bool:
+        return self._sy < 0
+
+    def safe_box(self, border_px: float = SAFE_BORDER_PX) -> tuple[float, float, float, float]:
+        return (border_px, border_px, self.size_px - border_px, self.size_px - border_px)
+
+    def inside_safe(self, pts_px, border_px: float = SAFE_BORDER_PX) -> bool:
+        a = np.asarray(pts_px, dtype=float).reshape(-1, 2)
+        lo, hi = border_px, self.size_px - border_px
+        return bool(np.all(a >= lo) and np.all(a <= hi))
+
+    @contextmanager
+    def layer(self):
+        self.ctx.save()
+        try:
+            yield self.ctx
+        finally:
+            self.ctx.restore()
+
+    def register_stroke(self, geom: BaseGeometry, owner: str | None = None) -> None:
+        self.strokes.append((owner, geom))
+
+    # --- export ----------------------------------------------------------------------------------------------
+    def array(self) -> np.ndarray:
+        """H x W x 3 uint8 RGB copy of the surface."""
+        self.surface.flush()
+        buf = np.frombuffer(self.surface.get_data(), dtype=np.uint8)
+        stride = self.surface.get_stride()
+        a = buf.reshape(self.size_px, stride // 4, 4)[:, : self.size_px, :]
+        return a[:, :, 2::-1].copy()  # BGRX (little-endian) -> RGB
+
+    def png_bytes(self) -> bytes:
+        return encode_png(self.array())
+
+
+PNG_LEVEL = 3
+
+
+def encode_png(rgb: np.ndarray, level: int = PNG_LEVEL) -> bytes:
+    """RGB uint8 -> PNG through Pillow, which writes only IHDR, IDAT and IEND unless asked for more: no text, time
+    or colour-profile chunks that could leak state or differ between machines."""
+    from PIL import Image
+    if rgb.ndim != 3 or rgb.shape[2] != 3 or rgb.dtype != np.uint8:
+        raise ValueError("encode_png expects an H x W x 3 uint8 array")
+    buf = io.BytesIO()
+    Image.fromarray(rgb, "RGB").save(buf, format="PNG", compress_level=level)
+    return buf.getvalue()
+
+
+def png_chunk_types(data: bytes) -> list[str]:
+    """Chunk types of a PNG, in order (used by tests to check no metadata chunk is written)."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    out, i = [], 8
+    while i < len(data):
+        n = int.from_bytes(data[i:i + 4], "big")
+        out.append(data[i + 4:i + 8].decode("ascii"))
+        i += 12 + n
+    return out
+
+
+def decode_png(data: bytes) -> np.ndarray:
+    from PIL import Image
+    with Image.open(io.BytesIO(data)) as im:
+        return np.asarray(im.convert("RGB"))
