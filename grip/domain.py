@@ -98,9 +98,9 @@ def scene_to_json(scene: Any) -> dict:
     return json.loads(json.dumps(dataclasses.asdict(scene)))
 
 
-def _retuple(value: Any, hint: Any) -> Any:
+def _retuple(value: Any) -> Any:
     if isinstance(value, list):
-        return tuple(_retuple(v, None) for v in value)
+        return tuple(_retuple(v) for v in value)
     return value
 
 
@@ -110,7 +110,7 @@ def scene_from_json(scene_cls: type, data: dict) -> Any:
     unknown = set(data) - names
     if unknown:
         raise ValueError(f"{scene_cls.__module__}.Scene: unknown fields {sorted(unknown)}")
-    return scene_cls(**{k: _retuple(v, None) for k, v in data.items()})
+    return scene_cls(**{k: _retuple(v) for k, v in data.items()})
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,9 @@ class Domain:
     world: tuple[float, float, float, float] = (0.0, 0.0, 768.0, 768.0)
     max_attempts: int = 2000
     balance_keys: tuple[str, ...] = field(default_factory=tuple)
+    # Caps the sheet sets itself where they differ from the default (1/k + 0.10 for choices, 0.35 otherwise),
+    # e.g. physical_stability's "stable 40%": (question id, largest share of one answer).
+    balance_caps: tuple[tuple[str, float], ...] = field(default_factory=tuple)
 
     def scene_to_json(self, scene: Any) -> dict:
         return scene_to_json(scene)

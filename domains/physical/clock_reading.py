@@ -1,0 +1,253 @@
+"""Clock reading: one analogue wall clock with an hour hand (short, wide), a minute hand (long, narrow) and, at
+level 3, a thin second hand. The ladder walks hour -> half hour -> exact time -> hand angle -> mirrored clock.
+
+The latent state is the time itself, h:m:s; every hand angle follows from it in closed form (clockwise from 12):
+hour = 30 (h mod 12) + m/2 + s/120, minute = 6 m + s/10, second = 6 s. Ambiguity boundaries:
+* the hour rollover: the hour hand sits on an hour mark and the read hour changes (Q1); a minute answer with a
+  +-1 tolerance must not straddle it either (Q3, and Q5 on the mirrored time), because the record is compared field
+  by field and "2:59" for "3:00" would be wrong in the hour field. So the read minute stays in 1..58;
+* half past: the minute hand on the 6 (Q2);
+* coincident hands: below `HAND_GAP_DEG` one hand hides the other (Q4, and the overlap question).
+The mirrored clock (Q5) is the edit E(h:m:s) = (12:00:00 - h:m:s) mod 12 h, which reflects every hand, the second
+hand included, so the edited scene is an ordinary clock whose time is read by the same function as Q3.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from grip.answers import Choice, Count, Number, Record
+from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.renderers.canvas import SAFE_BORDER_PX, Canvas
+from grip.renderers.shapes import circle, dial_ticks, line, polygon
+from grip.renderers.style import BLACK, GREY_DARK, OKABE_ITO, Style, hex_rgb
+from grip.renderers.text import draw_text
+
+STYLES = ("arabic", "roman", "ticks")
+ROMAN = ("XII", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI")
+FACE_TINTS = (hex_rgb("#FFFFFF"), hex_rgb("#F4F4F4"), hex_rgb("#FBF6E9"), hex_rgb("#EEF6FC"))
+HALF_DAY_S = 12 * 3600
+OVERLAP_PERIOD_MIN = 720 / 11          # the minute hand laps the hour hand every 65 5/11 min
+RELATIVE_SPEED_DEG_PER_MIN = 5.5       # minute hand 6 deg/min minus hour hand 0.5 deg/min
+
+HAND_GAP_DEG = 6.0                     # below this one hand covers the other (hour hand is 12 px wide)
+HALF_PAST_GAP_MIN = 1.5                # m in {29, 30, 31} at s = 0 is too close to call "before/after half past"
+HOUR_MARK_GAP_DEG = {1: 1.0, 2: 1.0, 3: 0.0}   # hour hand >= 2 min past/before a mark at L1-L2; lifted at L3
+ROLLOVER_GAP_MIN = 1                   # read minute in 1..58: its +-1 window never crosses the hour
+MINUTE_TOL = 1
+ANGLE_TOL_DEG = 2.0
+RIM_PX = 8.0
+SAMPLE_TRIES = 64
+
+
+@dataclass(frozen=True)
+class Scene:
+    level: int                 # difficulty, 1..3
+    hour: int                  # 1..12
+    minute: int                # 0..59
+    second: int                # 0..59; always 0 unless second_hand
+    second_hand: bool          # a second hand is drawn (level 3)
+    numeral_style: str         # one of STYLES: arabic, roman, ticks (hour marks only, double bar at 12)
+    minute_ticks: bool         # 60 minute ticks on the rim (levels 1-2)
+    radius_px: float           # dial radius, 300..340 px
+    center: tuple[float, float]  # dial centre, px, within 384 +- (360 - radius - rim)
+    hour_hand_frac: float      # hour-hand length / radius: 0.5 (L1-L2), 0.60..0.68 (L3, closer to the minute hand)
+    face_tint: int             # index into FACE_TINTS (nuisance)
+
+
+def sample(rng: np.random.Generator, level: int) -> Scene:
+    """Target first: the hour (uniform 1..12) and the quarter hour (uniform 0..3, so Q2 is 50/50) are drawn, then
+    minutes (and seconds at L3) inside that quarter until every margin passes. Uniform time also spreads Q4
+    uniformly over 0..180 deg, because the hands' relative angle advances at a constant rate."""
+    if level not in (1, 2, 3):
+        raise ValueError(f"clock_reading: level must be 1, 2 or 3, got {level!r}")
+    hour = int(rng.integers(1, 13))
+    quarter = int(rng.integers(4))
+    style = "arabic" if level == 1 else STYLES[int(rng.integers(2 if level == 2 else 3))]
+    radius = round(float(rng.uniform(300.0, 340.0)), 1)
+    slack = 384.0 - SAFE_BORDER_PX - radius - RIM_PX
+    center = (round(384.0 + float(rng.uniform(-slack, slack)), 1), round(384.0 + float(rng.uniform(-slack, slack)), 1))
+    hour_frac = 0.5 if level < 3 else round(float(rng.uniform(0.60, 0.68)), 3)
+    tint = int(rng.integers(len(FACE_TINTS)))
+    for _ in range(SAMPLE_TRIES):
+        minute = 15 * quarter + int(rng.integers(15))
+        second = int(rng.integers(60)) if level == 3 else 0
+        scene = Scene(level, hour, minute, second, level == 3, style, level < 3, radius, center, hour_frac, tint)
+        if not ladder(scene).failing_margins():
+            return scene
+    raise Reject("no_time_in_target")
+
+
+# --- pure helpers shared by answers and drawing -----------------------------------------------------------------
+
+def seconds_past_twelve(scene: Scene) -> int:
+    """Time on the 12-hour dial in whole seconds, 0..43199."""
+    return 3600 * (scene.hour % 12) + 60 * scene.minute + scene.second
+
+
+def minutes_into_hour(scene: Scene) -> float:
+    return scene.minute + scene.second / 60
+
+
+def hand_angles(scene: Scene) -> tuple[float, float, float]:
+    """(hour, minute, second) hand angles in degrees clockwise from 12, each in [0, 360)."""
+    hour = 30 * (scene.hour % 12) + 0.5 * scene.minute + scene.second / 120
+    return (hour % 360, (6 * scene.minute + 0.1 * scene.second) % 360, (6.0 * scene.second) % 360)
+
+
+def mirrored(scene: Scene) -> Scene:
+    """The clock reflected left to right: every hand angle a -> 360 - a, i.e. time T -> (12 h - T) mod 12 h."""
+    t = (HALF_DAY_S - seconds_past_twelve(scene)) % HALF_DAY_S
+    return replace(scene, hour=t // 3600 or 12, minute=(t % 3600) // 60, second=t % 60)
+
+
+def _minute_answer(minute: int) -> Number:
+    return Number(minute, MINUTE_TOL, "minutes", decimals=0, low=0, high=59)
+
+
+def _rollover_gap(scene: Scene) -> float:
+    """Minutes between the read minute's +-1 window and the hour rollover (>= 1 keeps the window in 0..59)."""
+    return float(min(scene.minute, 59 - scene.minute))
+
+
+# --- answers ------------------------------------------------------------------------------------------------------
+
+def hour_passed(scene: Scene) -> Count:
+    return Count(scene.hour, low=1, high=12)
+
+
+def half_hour_side(scene: Scene) -> Choice:
+    value = "before half past" if minutes_into_hour(scene) < 30 else "after half past"
+    return Choice(value, ("before half past", "after half past"),
+                  aliases=(("before", "before half past"), ("after", "after half past")))
+
+
+def time_shown(scene: Scene) -> Record:
+    """The time read to the minute (seconds dropped): the answer of Q3 and, on the mirrored scene, of Q5."""
+    return Record((("hour", Count(scene.hour, low=1, high=12)), ("minute", _minute_answer(scene.minute))))
+
+
+def hand_gap_deg(scene: Scene) -> float:
+    """The smaller angle between the hour and minute hands, 0..180 deg."""
+    hour, minute, _ = hand_angles(scene)
+    a = abs(hour - minute) % 360
+    return min(a, 360 - a)
+
+
+def minutes_to_overlap(scene: Scene) -> float:
+    """Minutes until the hands next coincide: overlaps fall at 43200 k / 11 s; exact in units of 1/11 s."""
+    t11 = 11 * seconds_past_twelve(scene)
+    k = t11 // HALF_DAY_S + 1
+    return (HALF_DAY_S * k - t11) / 660
+
+
+def hand_angle(scene: Scene) -> Number:
+    return Number(hand_gap_deg(scene), ANGLE_TOL_DEG, "degrees", decimals=1, low=0.0, high=180.0)
+
+
+def overlap_wait(scene: Scene) -> Record:
+    return Record((("minutes", Number(minutes_to_overlap(scene), MINUTE_TOL, "minutes", decimals=1, low=0.0,
+                                      high=OVERLAP_PERIOD_MIN)),))
+
+
+def edit(scene: Scene) -> Scene:
+    """Q5's edit: the mirrored clock."""
+    return mirrored(scene)
+
+
+def counterfactual(scene: Scene) -> Record:
+    return time_shown(scene)
+
+
+def ladder(scene: Scene) -> Ladder:
+    into = minutes_into_hour(scene)
+    gap = hand_gap_deg(scene)
+    wait = minutes_to_overlap(scene)
+    seconds = " Ignore the seconds." if scene.second_hand else ""
+    q1 = Question(1, "hour_passed", "Which hour has the clock's hour hand most recently passed? Give it as a number "
+                  "from 1 to 12.", hour_passed(scene),
+                  Margin(0.5 * min(into, 60 - into), "deg", HOUR_MARK_GAP_DEG[scene.level],
+                         "hour hand on an hour mark (the hour changes)"))
+    q2 = Question(2, "half_hour_side", "Is the time shown on the clock before or after half past the hour?",
+                  half_hour_side(scene),
+                  Margin(abs(into - 30), "min", HALF_PAST_GAP_MIN, "minute hand on the 6 (exactly half past)"))
+    q3 = Question(3, "time_shown", "What time does the clock show, to the minute? Give the hour (1 to 12) and the "
+                  "minutes past the hour (0 to 59)." + seconds, time_shown(scene),
+                  Margin(_rollover_gap(scene), "min", ROLLOVER_GAP_MIN, "minute +-1 window crosses the hour"))
+    q4 = Question(4, "hand_angle", "What is the smaller angle between the hour hand and the minute hand?",
+                  hand_angle(scene), Margin(gap, "deg", HAND_GAP_DEG, "hour and minute hands coincide"))
+    mirror = edit(scene)
+    q5 = Question(5, "mirrored_time", "Suppose this clock were seen in a mirror, reflected left to right (12 stays at "
+                  "the top). What time would the mirror image appear to show, to the minute? Give the hour (1 to 12) "
+                  "and the minutes past the hour (0 to 59)." + seconds, counterfactual(mirror),
+                  Margin(_rollover_gap(mirror), "min", ROLLOVER_GAP_MIN,
+                         "mirrored minute +-1 window crosses the hour"),
+                  edit="reflect the clock left to right (every hand angle a -> 360 - a)")
+    open_q = Question(6, "overlap_wait", "Explain how many minutes it will be, from the time shown, until the hour "
+                      "hand and the minute hand next point in exactly the same direction.", overlap_wait(scene),
+                      Margin(min(wait, OVERLAP_PERIOD_MIN - wait), "min", HAND_GAP_DEG / RELATIVE_SPEED_DEG_PER_MIN,
+                             "hands coincide now (next overlap jumps by a full lap)"))
+    return Ladder((q1, q2, q3, q4, q5), open_q)
+
+
+# --- drawing --------------------------------------------------------------------------------------------------------
+
+def _polar(scene: Scene, angle_deg: float, r: float) -> tuple[float, float]:
+    a = math.radians(angle_deg)
+    return (scene.center[0] + r * math.sin(a), scene.center[1] - r * math.cos(a))
+
+
+def _hand(canvas: Canvas, scene: Scene, angle_deg: float, length: float, width: float, colour, owner: str) -> None:
+    """A tapered hand with a pointed tip and a short tail, so its direction reads unambiguously."""
+    a = math.radians(angle_deg)
+    d, n = np.array([math.sin(a), -math.cos(a)]), np.array([math.cos(a), math.sin(a)])
+    c = np.asarray(scene.center)
+    tail, shoulder = c - d * 0.12 * length, c + d * (length - 1.6 * width)
+    pts = [tail + n * width / 2, shoulder + n * width * 0.35, c + d * length, shoulder - n * width * 0.35,
+           tail - n * width / 2]
+    polygon(canvas, pts, Style(stroke=colour, fill=colour, width_px=2.0), owner=owner)
+
+
+def draw(scene: Scene, canvas: Canvas) -> None:
+    c, r = scene.center, scene.radius_px
+    outer = np.array([[c[0] - r - RIM_PX, c[1] - r - RIM_PX], [c[0] + r + RIM_PX, c[1] + r + RIM_PX]])
+    if not canvas.inside_safe(canvas.pts_px(outer)):
+        raise Reject("outside_safe_area")
+    circle(canvas, c, r, Style(stroke=GREY_DARK, fill=FACE_TINTS[scene.face_tint], width_px=2 * RIM_PX), "rim")
+    if scene.minute_ticks:
+        dial_ticks(canvas, c, r - RIM_PX, 60, 0.05 * r, Style(stroke=BLACK, width_px=2.0), owner="ticks")
+    # Without numerals the quarters are long bars and 12 a double bar, so the orientation is never in doubt.
+    plain = scene.numeral_style != "ticks"
+    for k in range(12):
+        quarter = k % 3 == 0
+        inner = 0.92 * r if plain else (0.82 * r if quarter else 0.88 * r)
+        tick = Style(stroke=BLACK, width_px=8.0 if quarter and not plain else 6.0)
+        (x0, y0), (x1, y1) = _polar(scene, 30 * k, r - RIM_PX), _polar(scene, 30 * k, inner)
+        for dx in ((0.0,) if plain or k else (-9.0, 9.0)):    # k = 0 is vertical: a sideways shift is x only
+            line(canvas, (x0 + dx, y0), (x1 + dx, y1), tick, owner="ticks")
+    if plain:
+        font = Style(stroke=None, font_px=round((0.13 if scene.numeral_style == "arabic" else 0.10) * r),
+                     bold=True)
+        for k in range(12):
+            text = str(k or 12) if scene.numeral_style == "arabic" else ROMAN[k]
+            draw_text(canvas, text, _polar(scene, 30 * k, 0.74 * r), font, register=False)
+    hour, minute, second = hand_angles(scene)
+    _hand(canvas, scene, hour, scene.hour_hand_frac * r, 12.0, BLACK, "hour_hand")
+    _hand(canvas, scene, minute, 0.9 * r, 7.0, BLACK, "minute_hand")
+    if scene.second_hand:
+        red = OKABE_ITO["vermillion"]
+        line(canvas, _polar(scene, second + 180, 0.18 * r), _polar(scene, second, 0.93 * r),
+             Style(stroke=red, width_px=2.5), owner="second_hand")
+        circle(canvas, c, 9.0, Style(stroke=None, fill=red), "second_hand")
+    circle(canvas, c, 5.0 if scene.second_hand else 10.0, Style(stroke=None, fill=GREY_DARK), "hub")
+
+
+DOMAIN = Domain(
+    id="clock_reading", family="physical", title="Clock Reading", scene=Scene, sample=sample, ladder=ladder,
+    draw=draw, edit=edit, counterfactual=counterfactual,
+    description="An analogue clock: read the hour, the half hour, the exact time and the angle between the hands, "
+                "then the time its mirror image would show.",
+    balance_keys=("hour_passed", "half_hour_side", "hand_angle"),
+)

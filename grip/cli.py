@@ -1,0 +1,153 @@
+"""The `grip` command. Errors the user can fix print one line (`grip: error: ...`) and exit with code 2."""
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+import click
+
+from grip import GripError
+
+
+def _fail(msg: str) -> None:
+    click.echo(f"grip: error: {msg}", err=True)
+    sys.exit(2)
+
+
+def friendly(fn):
+    """Turn the errors a user can cause into one line and exit code 2, never a traceback."""
+    @functools.wraps(fn)
+    def wrapper(*a, **kw):
+        from grip.domains import UnknownDomain
+        try:
+            return fn(*a, **kw)
+        except UnknownDomain as e:
+            _fail(str(e))
+        except GripError as e:
+            _fail(str(e))
+        except KeyboardInterrupt:
+            _fail("interrupted; rerun the same command to resume")
+        except OSError as e:
+            _fail(f"{e.filename or ''}: {e.strerror or e}".lstrip(": "))
+    return wrapper
+
+
+def _positive(ctx, param, value):
+    if value is not None and value <= 0:
+        _fail(f"--{param.name} must be a positive number, got {value}")
+    return value
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="grip-bench", prog_name="grip")
+def main():
+    """grip: procedural visual-reasoning scenes with exact ground truth."""
+
+
+@main.command("list")
+@friendly
+def list_cmd():
+    """Registered domains, one line each: id and family (imports no domain module)."""
+    from grip.domains import REGISTRY, ids
+    for d in ids():
+        fam = REGISTRY[d][0] if d in REGISTRY else "external"
+        click.echo(f"{d:<24} {fam}")
+
+
+def _grain_option(value: str) -> int | None:
+    if value == "all":
+        return None
+    try:
+        k = int(value)
+    except ValueError:
+        _fail(f"--grain-subset must be a whole number or 'all', got {value!r}")
+    if k < 0:
+        _fail(f"--grain-subset must be >= 0, got {k}")
+    return k
+
+
+@main.command()
+@click.option("--domain", "domain", required=True, help="Domain id (see `grip list`).")
+@click.option("--n", "n", type=int, required=True, help="Number of items (images).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("out"), show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Base seed (the release name).")
+@click.option("--level", type=int, default=None, help="Fix the difficulty level (default: levels 1-3 in turn).")
+@click.option("--workers", type=int, default=1, show_default=True, help="Worker processes.")
+@click.option("--grain-subset", "grain_subset", default="20", show_default=True,
+              help="Grain copies (sigma 15/25/40) for the first K items, or 'all'.")
+@click.option("--grain", "grain_all", type=click.Choice(["all"]), default=None, help="Same as --grain-subset all.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@friendly
+def build(domain, n, out, seed, level, workers, grain_subset, grain_all, quiet):
+    """Build (or resume) an item store: images, items.jsonl, build.json, grain copies."""
+    from grip.builder import build as run_build
+    k = None if grain_all == "all" else _grain_option(grain_subset)
+    res = run_build(domain, n, out, seed=seed, level=level, workers=workers, grain_subset=k,
+                    progress=not quiet and sys.stderr.isatty())
+    rate = f"{res.built / res.seconds:.1f} items/s" if res.built and res.seconds > 0 else "nothing to do"
+    rej = res.summary["attempts"]["total"] - res.summary["items"]
+    click.echo(f"{res.domain_dir}: {res.n} items ({res.built} built, {res.resumed} already there) in "
+               f"{res.seconds:.1f} s, {rate}; {rej} candidate scenes rejected")
+
+
+def _item(domain: str, index: int, seed: int, level: int | None):
+    from grip.builder import generate, release_name
+    from grip.domains import get
+    from grip.seeding import item_seed, level_for
+    if index < 0:
+        _fail(f"--index must be >= 0, got {index}")
+    dom = get(domain)
+    if level is not None and level not in dom.levels:
+        _fail(f"--level must be one of {list(dom.levels)}, got {level}")
+    lvl = level_for(index, level)
+    return dom, lvl, generate(dom, item_seed(release_name(seed), domain, index), lvl)
+
+
+@main.command()
+@click.argument("domain")
+@click.option("--index", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--level", type=int, default=None)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="PNG path (default: <domain>_<index>.png).")
+@friendly
+def show(domain, index, seed, level, out):
+    """Write one item's PNG and print its ladder with answers and margins."""
+    from grip.manifest import atomic_write_bytes
+    from grip.renderers.canvas import encode_png
+    dom, lvl, g = _item(domain, index, seed, level)
+    out = out or Path(f"{domain}_{index:06d}.png")
+    atomic_write_bytes(out, encode_png(g.rgb))
+    click.echo(f"{out}  ({dom.id}, level {lvl}, {g.attempts} attempts)")
+    for q in g.ladder.questions:
+        tag = "open" if q.is_open else f"Q{q.position}"
+        m = q.margin
+        click.echo(f"{tag} [{q.id}] {q.text}")
+        click.echo(f"     answer: {q.answer.reference_text()}   ({q.answer.kind})")
+        click.echo(f"     margin: {m.value:.3g} {m.unit} (threshold {m.threshold:g}{'; ' + m.boundary if m.boundary else ''})"
+                   + (f"   edit: {q.edit}" if q.edit else ""))
+
+
+@main.command()
+@click.argument("domain")
+@click.option("--n", "n", type=int, default=9, show_default=True, callback=_positive)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--level", type=int, default=None)
+@click.option("--start", type=int, default=0, show_default=True, help="First item index.")
+@click.option("--cell", type=int, default=384, show_default=True, help="Image width in the sheet, px.")
+@click.option("--cols", type=int, default=3, show_default=True, callback=_positive)
+@friendly
+def sheet(domain, n, out, seed, level, start, cell, cols):
+    """A contact sheet: items with their ladder answers printed under each, for people to look at."""
+    from grip.sheet import contact_sheet
+    from grip.manifest import atomic_write_bytes
+    items = [_item(domain, start + i, seed, level) for i in range(n)]
+    png = contact_sheet([(f"#{start + i}  L{lvl}", g) for i, (_, lvl, g) in enumerate(items)], cell, cols)
+    atomic_write_bytes(out, png)
+    click.echo(f"{out}: {n} items of {domain}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""Contact sheets: a grid of items, each image with its ladder answers and margins printed under it."""
+from __future__ import annotations
+
+import cairo
+import numpy as np
+from PIL import Image
+
+from grip.renderers.canvas import encode_png
+from grip.renderers.text import FONT_FAMILY, check_font
+
+LINE_PX = 17
+FONT_PX = 13
+
+
+def _fit(text: str, ctx: cairo.Context, width: float) -> str:
+    if ctx.text_extents(text).x_advance <= width:
+        return text
+    while text and ctx.text_extents(text + "…").x_advance > width:
+        text = text[:-1]
+    return text + "…"
+
+
+def contact_sheet(items, cell: int = 384, cols: int = 3) -> bytes:
+    """`items`: (caption, Generated) pairs. Returns PNG bytes."""
+    check_font()
+    rows = (len(items) + cols - 1) // cols
+    text_h = LINE_PX * 8
+    pad = 12
+    W = cols * (cell + pad) + pad
+    H = rows * (cell + text_h + pad) + pad
+    surf = cairo.ImageSurface(cairo.FORMAT_RGB24, W, H)
+    ctx = cairo.Context(surf)
+    ctx.set_source_rgb(0.97, 0.97, 0.97)
+    ctx.paint()
+    for k, (caption, g) in enumerate(items):
+        x = pad + (k % cols) * (cell + pad)
+        y = pad + (k // cols) * (cell + text_h + pad)
+        img = Image.fromarray(g.rgb).resize((cell, cell), Image.LANCZOS)
+        a = np.asarray(img)
+        bgrx = np.zeros((cell, cell, 4), np.uint8)
+        bgrx[:, :, :3] = a[:, :, ::-1]
+        src = cairo.ImageSurface.create_for_data(memoryview(bgrx), cairo.FORMAT_RGB24, cell, cell, cell * 4)
+        ctx.set_source_surface(src, x, y)
+        ctx.paint()
+        ctx.set_source_rgb(0.6, 0.6, 0.6)
+        ctx.set_line_width(1)
+        ctx.rectangle(x + 0.5, y + 0.5, cell - 1, cell - 1)
+        ctx.stroke()
+        ctx.select_font_face(FONT_FAMILY, cairo.FONT_SLANT_NORMAL, cairo.FONT_WEIGHT_BOLD)
+        ctx.set_font_size(FONT_PX)
+        ctx.set_source_rgb(0, 0, 0)
+        ctx.move_to(x, y + cell + LINE_PX)
+        ctx.show_text(_fit(f"{caption}  ({g.attempts} attempts)", ctx, cell))
+        ctx.select_font_face(FONT_FAMILY, cairo.FONT_SLANT_NORMAL, cairo.FONT_WEIGHT_NORMAL)
+        for j, q in enumerate(g.ladder.questions):
+            tag = "O" if q.is_open else f"Q{q.position}"
+            m = q.margin
+            ratio = f"{m.value / m.threshold:.1f}x" if m.threshold else "-"
+            line = f"{tag} {q.id}: {q.answer.reference_text()}  [m {ratio}]"
+            ctx.move_to(x, y + cell + LINE_PX * (j + 2))
+            ctx.show_text(_fit(line, ctx, cell))
+    surf.flush()
+    buf = np.frombuffer(surf.get_data(), np.uint8).reshape(H, surf.get_stride() // 4, 4)[:, :W, 2::-1]
+    return encode_png(np.ascontiguousarray(buf))

@@ -1,0 +1,82 @@
+"""The command line: list, show, build, sheet, and one-line errors with exit code 2 on bad input."""
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from grip import domains
+from grip.cli import main
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    monkeypatch.setitem(domains.REGISTRY, "fake_dots", ("physical", "fakes:DOMAIN"))
+    monkeypatch.setattr(domains, "_CACHE", {})
+    return "fake_dots"
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def one_line_error(res):
+    assert res.exit_code == 2, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("grip: error:"), res.output
+    assert "Traceback" not in res.output
+
+
+def test_list_imports_no_domain_module():
+    code = ("import sys; from grip.cli import main\n"
+            "sys.argv=['grip','list']\n"
+            "try:\n    main()\nexcept SystemExit: pass\n"
+            "mods=[m for m in sys.modules if m.startswith('grip.domains.')]\n"
+            "print('LOADED', mods)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+    assert "LOADED []" in out
+    for d in domains.REGISTRY:
+        assert d in out
+
+
+def test_build_show_sheet(fake, tmp_path):
+    res = run("build", "--domain", fake, "--n", 4, "--out", tmp_path, "--grain-subset", 1)
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / fake / "items.jsonl").read_text().count("\n") == 4
+    res = run("show", fake, "--index", 2, "--out", tmp_path / "one.png")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "one.png").stat().st_size > 1000
+    assert res.output.count("answer:") == 6 and "margin:" in res.output
+    res = run("sheet", fake, "--n", 4, "--out", tmp_path / "sheet.png")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "sheet.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("args", [
+    ["build", "--domain", "no_such_domain", "--n", "3"],
+    ["build", "--domain", "fake_dots", "--n", "0"],
+    ["build", "--domain", "fake_dots", "--n", "-5"],
+    ["build", "--domain", "fake_dots", "--n", "3", "--level", "7"],
+    ["build", "--domain", "fake_dots", "--n", "3", "--grain-subset", "lots"],
+    ["show", "no_such_domain"],
+    ["sheet", "fake_dots", "--n", "0", "--out", "x.png"],
+])
+def test_bad_input_is_one_line(fake, tmp_path, args):
+    one_line_error(run(*args, *([] if args[0] != "build" else ["--out", tmp_path])))
+
+
+def test_unwritable_output(fake, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    one_line_error(run("build", "--domain", fake, "--n", 2, "--out", blocker / "sub"))
+
+
+def test_corrupt_or_foreign_items_untouched(fake, tmp_path):
+    d = tmp_path / fake
+    d.mkdir()
+    (d / "items.jsonl").write_text('{"hello": "world"}\n')
+    one_line_error(run("build", "--domain", fake, "--n", 2, "--out", tmp_path))
+    assert (d / "items.jsonl").read_text() == '{"hello": "world"}\n'
+    (d / "items.jsonl").write_text("garbage\n")
+    one_line_error(run("build", "--domain", fake, "--n", 2, "--out", tmp_path))
+    assert (d / "items.jsonl").read_text() == "garbage\n"
