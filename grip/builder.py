@@ -337,10 +337,18 @@ def summarise(dom: Domain, rows: list[dict]) -> dict:
         dist[qid] = dict(c.most_common(40))
         base[qid] = constant_baseline(answers)
     levels = Counter(r["level"] for r in rows)
+    by_pos: dict[int, list[dict]] = {}
+    for r in rows:
+        for q in r["questions"]:
+            by_pos.setdefault(q["position"], []).append(q)
+    rungs = {str(p): {"question_ids": sorted({q["id"] for q in qs}),
+                      "constant_baseline": constant_baseline([q["answer"] for q in qs])}
+             for p, qs in sorted(by_pos.items())}
     return {
         "domain": dom.id, "family": dom.family, "title": dom.title, "items": len(rows),
         "levels": {str(k): v for k, v in sorted(levels.items())},
         "single_level": len(levels) == 1,
+        "rungs": rungs,
         "attempts": {"total": sum(r["attempts"] for r in rows), "rejections_by_reason": dict(sorted(rej.items()))},
         "questions": {qid: {"position": pos[qid], "distinct_answers": len(set(map(repr, map(_key, by_q[qid])))),
                             "answer_distribution": dist[qid], "constant_baseline": base[qid],

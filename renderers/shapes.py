@@ -56,7 +56,10 @@ def polygon(canvas: Canvas, pts, style: Style, owner: str | None = None):
     p = canvas.pts_px(pts)
     _trace(canvas, p, closed=True)
     _apply(canvas, style)
-    g = Polygon(p).buffer(style.width_px / 2 if style.stroke is not None else 0)
+    # A filled shape blocks its whole area for labels of other parts; an outline only its stroke.
+    poly = Polygon(p)
+    half = style.width_px / 2 if style.stroke is not None else 0
+    g = poly.buffer(half) if style.fill is not None else poly.exterior.buffer(max(half, 0.5))
     canvas.register_stroke(g, owner)
     return g
 
@@ -71,7 +74,9 @@ def circle(canvas: Canvas, center, radius: float, style: Style, owner: str | Non
     canvas.ctx.new_sub_path()
     canvas.ctx.arc(cx, cy, r, 0, 2 * math.pi)
     _apply(canvas, style)
-    g = Point(cx, cy).buffer(r + (style.width_px / 2 if style.stroke is not None else 0))
+    half = style.width_px / 2 if style.stroke is not None else 0
+    disk = Point(cx, cy).buffer(r + half)
+    g = disk if style.fill is not None else disk.difference(Point(cx, cy).buffer(max(r - half, 0)))
     canvas.register_stroke(g, owner)
     return g
 

@@ -103,12 +103,16 @@ DIRECTIONS = tuple((math.cos(math.radians(a)), -math.sin(math.radians(a)))
 
 
 def place_label(canvas: Canvas, text: str, anchor, owner: str | None, style: Style = LABEL,
-                radii_px: tuple[float, ...] = (22.0, 38.0), clearance_px: float = 8.0,
+                radii_px: tuple[float, ...] | None = None, clearance_px: float = 8.0,
                 draw: bool = True) -> Polygon:
-    """Try 8 directions x the radii around a world anchor; keep the first spot whose box overlaps no placed label,
+    """Try 8 directions x 2 radii (default: scaled to the text box) around a world anchor; keep the first spot whose box overlaps no placed label,
     stays `clearance_px` from every stroke not owned by `owner`, and lies in the safe area. No spot: Reject
     ("label_clash"), so the builder draws another scene."""
     a = np.asarray(canvas.px(*anchor))
+    if radii_px is None:  # two rings far enough apart that a label on the outer one clears the inner one
+        w, h = text_size(canvas, text, style)
+        d = math.hypot(w, h)
+        radii_px = (0.8 * d, 1.9 * d)
     for r in radii_px:
         for d in DIRECTIONS:
             c = a + np.asarray(d) * r

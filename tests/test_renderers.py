@@ -1,0 +1,70 @@
+"""The drawing toolkit: the world-to-pixel transform, label placement, the pinned font, PNG export."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from grip.domain import Reject
+from grip.renderers import LABEL, OUTLINE, Canvas, encode_png, png_chunk_types
+from grip.renderers.shapes import circle, line
+from grip.renderers.text import check_font, place_label
+
+
+@given(st.floats(-1000, 1000), st.floats(-1000, 1000), st.floats(1, 500), st.booleans())
+def test_world_rectangle_fills_the_canvas(x0, y0, size, y_up):
+    world = (x0, y0 + size, x0 + size, y0) if y_up else (x0, y0, x0 + size, y0 + size)
+    c = Canvas(768, world)
+    assert np.allclose(c.px(world[0], world[1]), (0, 0), atol=1e-6)
+    assert np.allclose(c.px(world[2], world[3]), (768, 768), atol=1e-6)
+    assert c.y_up == y_up
+    u, v = c.px(x0 + size / 3, y0 + size / 5)
+    assert np.allclose(c.world_of(u, v), (x0 + size / 3, y0 + size / 5), atol=1e-6)
+    assert np.isclose(c.len_px(size), 768)
+
+
+def test_stroke_width_is_in_pixels_whatever_the_world_scale():
+    a, b = Canvas(200, (0, 0, 10, 10)), Canvas(200, (0, 0, 1000, 1000))
+    line(a, (0, 5), (10, 5), OUTLINE.with_(width_px=4))
+    line(b, (0, 500), (1000, 500), OUTLINE.with_(width_px=4))
+    ink_a = (a.array()[:, 100, 0] < 128).sum()
+    ink_b = (b.array()[:, 100, 0] < 128).sum()
+    assert ink_a == ink_b == 4
+
+
+def test_labels_never_overlap_and_avoid_foreign_strokes():
+    c = Canvas(768)
+    circle(c, (384, 384), 100, OUTLINE, owner="A")
+    boxes = []
+    for t in "ABCDEFGHIJKLMNOP":
+        try:
+            boxes.append(place_label(c, t, (384, 384), owner=t))
+        except Reject:
+            break
+    assert len(boxes) >= 8
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not a.intersects(b)
+        if i > 0:  # labels other than A keep 8 px from A's circle
+            assert a.distance(c.strokes[0][1]) >= 8 - 1e-6
+
+
+def test_crowded_label_is_rejected():
+    c = Canvas(768)
+    for k in range(40):
+        circle(c, (384, 384), 5 + 4 * k, OUTLINE, owner="ring")
+    with pytest.raises(Reject, match="label_clash"):
+        place_label(c, "Z", (384, 384), owner="Z")
+
+
+def test_pinned_font_is_dejavu():
+    assert check_font().endswith("DejaVuSans.ttf")
+
+
+def test_png_has_no_metadata_and_is_deterministic():
+    def one():
+        c = Canvas(300)
+        circle(c, (150, 150), 100, OUTLINE)
+        place_label(c, "A", (150, 150), owner="x", style=LABEL)
+        return encode_png(c.array())
+    a, b = one(), one()
+    assert a == b
+    assert set(png_chunk_types(a)) == {"IHDR", "IDAT", "IEND"}
