@@ -21,7 +21,7 @@ import numpy as np
 from grip.answers import Choice, Count, Number, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
 from grip.renderers.canvas import SAFE_BORDER_PX, Canvas
-from grip.renderers.shapes import circle, dial_ticks, line, polygon
+from grip.renderers.shapes import circle, line, polygon
 from grip.renderers.style import BLACK, GREY_DARK, OKABE_ITO, Style, hex_rgb
 from grip.renderers.text import draw_text
 
@@ -68,7 +68,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     style = "arabic" if level == 1 else STYLES[int(rng.integers(2 if level == 2 else 3))]
     radius = round(float(rng.uniform(300.0, 340.0)), 1)
     slack = 384.0 - SAFE_BORDER_PX - radius - RIM_PX
-    center = (round(384.0 + float(rng.uniform(-slack, slack)), 1), round(384.0 + float(rng.uniform(-slack, slack)), 1))
+    center = tuple(round(384.0 + float(rng.uniform(-slack, slack)), 1) for _ in range(2))
     hour_frac = 0.5 if level < 3 else round(float(rng.uniform(0.60, 0.68)), 3)
     tint = int(rng.integers(len(FACE_TINTS)))
     for _ in range(SAMPLE_TRIES):
@@ -108,7 +108,8 @@ def _minute_answer(minute: int) -> Number:
 
 
 def _rollover_gap(scene: Scene) -> float:
-    """Minutes between the read minute's +-1 window and the hour rollover (>= 1 keeps the window in 0..59)."""
+    """Minutes from the read minute to the nearer of 0 and 59; >= 1 keeps its +-1 window inside the hour. This also
+    rejects the mirror's fixed points (12:00:00 and 6:00:00), so the Q5 edit is never a no-op."""
     return float(min(scene.minute, 59 - scene.minute))
 
 
@@ -210,23 +211,35 @@ def _hand(canvas: Canvas, scene: Scene, angle_deg: float, length: float, width: 
     polygon(canvas, pts, Style(stroke=colour, fill=colour, width_px=2.0), owner=owner)
 
 
+def _ticks(canvas: Canvas, scene: Scene, ticks, width_px: float) -> None:
+    """Radial ticks (angle_deg, r_outer, r_inner, sideways_px) as one cairo path: 60 separate toolkit lines
+    (each buffered by shapely for label collisions, which this domain has none of) cost more than the PNG encode."""
+    ctx = canvas.ctx
+    for angle, r0, r1, dx in ticks:
+        (x0, y0), (x1, y1) = _polar(scene, angle, r0), _polar(scene, angle, r1)
+        ctx.move_to(*canvas.px(x0 + dx, y0))
+        ctx.line_to(*canvas.px(x1 + dx, y1))
+    ctx.set_source_rgb(*BLACK)
+    ctx.set_line_width(width_px)
+    ctx.set_line_cap(1)
+    ctx.stroke()
+
+
 def draw(scene: Scene, canvas: Canvas) -> None:
     c, r = scene.center, scene.radius_px
     outer = np.array([[c[0] - r - RIM_PX, c[1] - r - RIM_PX], [c[0] + r + RIM_PX, c[1] + r + RIM_PX]])
     if not canvas.inside_safe(canvas.pts_px(outer)):
         raise Reject("outside_safe_area")
     circle(canvas, c, r, Style(stroke=GREY_DARK, fill=FACE_TINTS[scene.face_tint], width_px=2 * RIM_PX), "rim")
-    if scene.minute_ticks:
-        dial_ticks(canvas, c, r - RIM_PX, 60, 0.05 * r, Style(stroke=BLACK, width_px=2.0), owner="ticks")
-    # Without numerals the quarters are long bars and 12 a double bar, so the orientation is never in doubt.
     plain = scene.numeral_style != "ticks"
-    for k in range(12):
-        quarter = k % 3 == 0
-        inner = 0.92 * r if plain else (0.82 * r if quarter else 0.88 * r)
-        tick = Style(stroke=BLACK, width_px=8.0 if quarter and not plain else 6.0)
-        (x0, y0), (x1, y1) = _polar(scene, 30 * k, r - RIM_PX), _polar(scene, 30 * k, inner)
-        for dx in ((0.0,) if plain or k else (-9.0, 9.0)):    # k = 0 is vertical: a sideways shift is x only
-            line(canvas, (x0 + dx, y0), (x1 + dx, y1), tick, owner="ticks")
+    if scene.minute_ticks:
+        _ticks(canvas, scene, [(6 * k, r - RIM_PX, 0.95 * r - RIM_PX, 0.0) for k in range(60)], 2.0)
+    # Without numerals the quarters are long bars and 12 a double bar, so the orientation is never in doubt.
+    inner = [0.92 * r if plain else (0.88 * r if k % 3 else 0.82 * r) for k in range(12)]
+    hours = [(30 * k, r - RIM_PX, inner[k], 0.0) for k in range(12)]
+    if not plain:
+        hours[0:1] = [(0, r - RIM_PX, inner[0], dx) for dx in (-9.0, 9.0)]
+    _ticks(canvas, scene, hours, 6.0 if plain else 8.0)
     if plain:
         font = Style(stroke=None, font_px=round((0.13 if scene.numeral_style == "arabic" else 0.10) * r),
                      bold=True)
