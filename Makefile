@@ -28,7 +28,7 @@ build: $(STAMP)
 	$(BIN)/grip build --domain gear_trains --n $(N) --out out --workers $(WORKERS)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 -p no:cacheprovider tests
+	$(BIN)/python -m pytest -n 2 tests
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/build_throughput.py

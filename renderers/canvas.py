@@ -3,6 +3,7 @@ sizes stay in pixels. Also the register of placed labels and strokes used for co
 from __future__ import annotations
 
 import io
+import zlib
 from contextlib import contextmanager
 
 import cairo
@@ -85,15 +86,26 @@ class Canvas:
 PNG_LEVEL = 3
 
 
+def _chunk(tag: bytes, data: bytes) -> bytes:
+    return len(data).to_bytes(4, "big") + tag + data + zlib.crc32(tag + data).to_bytes(4, "big")
+
+
 def encode_png(rgb: np.ndarray, level: int = PNG_LEVEL) -> bytes:
-    """RGB uint8 -> PNG through Pillow, which writes only IHDR, IDAT and IEND unless asked for more: no text, time
-    or colour-profile chunks that could leak state or differ between machines."""
-    from PIL import Image
+    """RGB uint8 -> PNG with only IHDR, IDAT and IEND: no text, time or colour-profile chunks that could leak state
+    or differ between machines.
+
+    Why not Pillow: its encoder picks a filter per row, which costs ~9 ms on a 768 px rendering, the largest single
+    term of a build. Our flat vector renderings compress as well with filter type 0 (None) and zlib level 3, in
+    ~2.7 ms and ~20% fewer bytes (measured on the reference domains). The container is the PNG spec's three chunks;
+    tests decode every image with Pillow."""
     if rgb.ndim != 3 or rgb.shape[2] != 3 or rgb.dtype != np.uint8:
         raise ValueError("encode_png expects an H x W x 3 uint8 array")
-    buf = io.BytesIO()
-    Image.fromarray(rgb, "RGB").save(buf, format="PNG", compress_level=level)
-    return buf.getvalue()
+    h, w, _ = rgb.shape
+    rows = np.zeros((h, 1 + 3 * w), dtype=np.uint8)  # first byte of each row: filter type 0
+    rows[:, 1:] = rgb.reshape(h, 3 * w)
+    ihdr = w.to_bytes(4, "big") + h.to_bytes(4, "big") + bytes([8, 2, 0, 0, 0])  # 8-bit RGB, no interlace
+    return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", ihdr) + _chunk(b"IDAT", zlib.compress(rows.tobytes(), level))
+            + _chunk(b"IEND", b""))
 
 
 def png_chunk_types(data: bytes) -> list[str]:

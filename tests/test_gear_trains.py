@@ -1,0 +1,233 @@
+"""Domain-specific tests for gear_trains: kinematic invariants, geometry, metamorphic relations, and examples
+worked on paper."""
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from grip.builder import generate
+from grip.domain import Reject, scene_from_json, scene_to_json
+from grip.domains.physical import gear_trains as gt
+from grip.renderers.canvas import SAFE_BORDER_PX
+
+SEEDS = st.integers(0, 2**32)
+LEVELS = st.sampled_from([1, 2, 3])
+
+
+def accepted(seed: int, level: int) -> gt.Scene:
+    rng = np.random.default_rng(seed)
+    for _ in range(200):
+        try:
+            s = gt.sample(rng, level)
+        except Reject:
+            continue
+        if not gt.ladder(s).failing_margins():
+            return s
+    raise AssertionError(f"no accepted scene for seed {seed} level {level}")
+
+
+def hand_scene(teeth, meshes, shafts=(), rpm=60, direction=gt.CW, level=3, target="E"):
+    """Answers never read the centres except for margins, so a hand scene may put gears on a line."""
+    labels = tuple("ABCDEFG"[: len(teeth)])
+    centers = tuple((100.0 * k, 400.0) for k in range(len(teeth)))
+    return gt.Scene(level, labels, tuple(teeth), centers, tuple(meshes), tuple(shafts), rpm, direction, target)
+
+
+# --- examples worked on paper ------------------------------------------------------------------------------------
+
+def test_simple_chain_by_hand():
+    # A(20T) -> B(40T) -> C(10T) -> D(30T), A at 60 rpm clockwise.
+    # B: ccw, 60*20/40 = 30; C: cw, 60*20/10 = 120; D: ccw, 60*20/30 = 40 (idlers cancel: only A and D matter).
+    s = hand_scene((20, 40, 10, 30), ((0, 1), (1, 2), (2, 3)))
+    assert gt.direction_of(s, "B").value == gt.CCW
+    assert gt.rpm_of(s, "B").value == 30.0
+    assert gt.direction_of(s, "C").value == gt.CW and gt.rpm_of(s, "C").value == 120.0
+    assert gt.direction_of(s, "D").value == gt.CCW and gt.rpm_of(s, "D").value == 40.0
+    # fastest: C at 120 against A at 60
+    assert gt.fastest_gear(s).reference_value() == {"gear": "C", "direction": gt.CW}
+    assert gt.fastest(s)[1] == pytest.approx(2.0)
+    # without C only B still turns
+    assert gt.counterfactual(gt.edit(s)).value == ("B",)
+
+
+def test_compound_shaft_by_hand():
+    # A(24T) ccw at 30 rpm meshes B(12T): B cw at 30*24/12 = 60. D(36T) shares B's shaft: cw at 60.
+    # D meshes C(18T): C ccw at 60*36/18 = 120. C meshes E(16T): E cw at 120*18/16 = 135.
+    # Fastest: E (135) over C (120), ratio 1.125. Removing C leaves B and D turning.
+    s = hand_scene((24, 12, 18, 36, 16), ((0, 1), (2, 3), (2, 4)), shafts=((1, 3),), rpm=30, direction=gt.CCW)
+    assert gt.direction_of(s, "B").value == gt.CW and gt.rpm_of(s, "B").value == 60.0
+    assert gt.direction_of(s, "D").value == gt.CW and gt.rpm_of(s, "D").value == 60.0
+    assert gt.direction_of(s, "C").value == gt.CCW and gt.rpm_of(s, "C").value == 120.0
+    assert gt.rpm_of(s, "E").value == 135.0
+    assert gt.fastest_gear(s).reference_value() == {"gear": "E", "direction": gt.CW}
+    assert gt.fastest(s)[1] == pytest.approx(1.125)
+    assert gt.counterfactual(gt.edit(s)).value == ("B", "D")
+    assert gt.meshes_from_a(s)[4] == 3            # A-B, D-C, C-E: the shaft is not a mesh
+
+
+def test_idler_does_not_turn_and_slow_speeds_keep_two_decimals():
+    # F stands alone. D: 30 rpm * 8/40 = 6 rpm, then through a shaft pair 8 -> 40 once more: E at 1.2 rpm.
+    s = hand_scene((8, 40, 8, 40, 40, 20), ((0, 1), (2, 4)), shafts=((2, 1),), rpm=30)
+    assert gt.direction_of(s, "F").value == gt.STILL
+    assert gt.rpm_of(s, "F").value == 0.0
+    assert gt.rpm_of(s, "B").value == 6.0
+    e = gt.rpm_of(s, "E")
+    assert e.value == 1.2 and e.decimals == 2 and e.matches(e.parse("ANSWER: " + e.reference_text()))
+
+
+def test_odd_loop_jams_and_even_loop_turns():
+    with pytest.raises(Reject):
+        gt.signed_rpm(hand_scene((20, 20, 20, 20), ((0, 1), (1, 2), (0, 2), (2, 3))))
+    square = hand_scene((20, 30, 20, 30), ((0, 1), (1, 2), (2, 3), (0, 3)))
+    assert [float(w) for w in gt.signed_rpm(square)] == [60.0, -40.0, 60.0, -40.0]
+
+
+# --- properties of sampled scenes --------------------------------------------------------------------------------
+
+@given(SEEDS, LEVELS)
+def test_kinematics_along_every_mesh_and_shaft(seed, level):
+    s = accepted(seed, level)
+    w = gt.signed_rpm(s)
+    for i, j in s.meshes:
+        assert w[i] * w[j] <= 0                                       # a mesh reverses the direction
+        assert abs(w[i]) * s.teeth[i] == abs(w[j]) * s.teeth[j]       # equal pitch-line speed
+    for i, j in s.shafts:
+        assert w[i] == w[j]                                           # a shaft carries one speed
+    assert {k for k in range(len(w)) if w[k] != 0} == reachable(s, "A")
+
+
+def reachable(s, start, removed=None):
+    """Independent flood fill over meshes and shafts."""
+    links = [p for p in s.meshes + s.shafts if removed not in p]
+    seen, todo = {s.labels.index(start)}, [s.labels.index(start)]
+    while todo:
+        i = todo.pop()
+        for a, b in links:
+            for x, y in ((a, b), (b, a)):
+                if x == i and y not in seen:
+                    seen.add(y)
+                    todo.append(y)
+    return seen
+
+
+@given(SEEDS, LEVELS)
+def test_q5_is_the_component_of_a_without_c(seed, level):
+    s = accepted(seed, level)
+    lad = gt.ladder(s)
+    q5 = lad.rungs[4]
+    assert q5.answer == gt.counterfactual(gt.edit(s))
+    c = s.labels.index("C")
+    want = sorted(s.labels[k] for k in reachable(s, "A", removed=c) if s.labels[k] != "A")
+    assert list(q5.answer.value) == want
+    assert "C" not in gt.edit(s).labels and len(gt.edit(s).teeth) == len(s.teeth) - 1
+
+
+@given(SEEDS, LEVELS)
+def test_roles_of_lettered_gears(seed, level):
+    s = accepted(seed, level)
+    w, hops = gt._walk(s)
+    assert w[s.labels.index("C")] != 0 and w[s.labels.index("D")] != 0
+    x = s.labels.index(s.target)
+    assert s.target not in ("A", "C", "D") and hops[x] >= 2
+    top, ratio = gt.fastest(s)
+    assert len(top) == 1 and ratio >= gt.FAST_RATIO[level]
+    assert 4 <= len(s.teeth) <= 7
+    assert all(t % 2 == 0 and 8 <= t <= 40 for t in s.teeth)
+    assert (level == 1) == (not s.shafts)
+    for front, back in s.shafts:
+        assert s.teeth[front] < s.teeth[back]
+
+
+@given(SEEDS, LEVELS)
+def test_geometry_meshes_exact_and_others_clear(seed, level):
+    s = accepted(seed, level)
+    m = gt.module_px(s)
+    for i, j in s.meshes:
+        assert math.dist(s.centers[i], s.centers[j]) == pytest.approx(m * (s.teeth[i] + s.teeth[j]) / 2, abs=1e-6)
+    for i, j in s.shafts:
+        assert s.centers[i] == s.centers[j]
+    assert gt.min_gap_px(s) >= gt.CLEAR_PX[level]
+    for (x, y), t in zip(s.centers, s.teeth):
+        tip = m * t / 2 + m
+        assert SAFE_BORDER_PX <= x - tip and x + tip <= 768 - SAFE_BORDER_PX
+        assert gt.TOP_PX <= y - tip and y + tip <= 768 - SAFE_BORDER_PX
+
+
+@given(SEEDS, LEVELS)
+def test_meshing_teeth_interlock(seed, level):
+    # Measured from each gear's nearest tooth centre to the line of centres, the two offsets (in pitches) add
+    # up to half a pitch: a tooth of one gear faces a gap of the other.
+    s = accepted(seed, level)
+    ph = gt.phases_deg(s)
+    for i, j in s.meshes:
+        (xi, yi), (xj, yj) = s.centers[i], s.centers[j]
+        th = math.degrees(math.atan2(yj - yi, xj - xi))
+        pi_, pj = 360 / s.teeth[i], 360 / s.teeth[j]
+        fi, fj = ((ph[i] - th) % pi_) / pi_, ((ph[j] - th - 180) % pj) / pj
+        assert (fi + fj) % 1.0 == pytest.approx(0.5, abs=1e-6)
+
+
+@given(SEEDS, LEVELS)
+def test_json_round_trip(seed, level):
+    s = accepted(seed, level)
+    assert scene_from_json(gt.Scene, scene_to_json(s)) == s
+
+
+# --- metamorphic relations ---------------------------------------------------------------------------------------
+
+def answers(s):
+    return [q.answer for q in gt.ladder(s).questions]
+
+
+@given(SEEDS, LEVELS, st.floats(-20, 20), st.floats(-20, 20))
+def test_translation_leaves_answers_unchanged(seed, level, dx, dy):
+    s = accepted(seed, level)
+    moved = replace(s, centers=tuple((x + dx, y + dy) for x, y in s.centers))
+    assert answers(moved) == answers(s)
+    assert gt.min_gap_px(moved) == pytest.approx(gt.min_gap_px(s), abs=1e-6)
+
+
+@given(SEEDS, LEVELS, st.randoms(use_true_random=False))
+def test_storage_order_of_gears_does_not_matter(seed, level, rnd):
+    s = accepted(seed, level)
+    perm = list(range(len(s.teeth)))
+    rnd.shuffle(perm)                      # perm[new] = old
+    new = {old: k for k, old in enumerate(perm)}
+    shuffled = replace(s, labels=tuple(s.labels[o] for o in perm), teeth=tuple(s.teeth[o] for o in perm),
+                       centers=tuple(s.centers[o] for o in perm),
+                       meshes=tuple((new[i], new[j]) for i, j in s.meshes),
+                       shafts=tuple((new[i], new[j]) for i, j in s.shafts))
+    assert answers(shuffled) == answers(s)
+
+
+@given(SEEDS, LEVELS)
+def test_reversing_the_driver_flips_every_direction(seed, level):
+    s = accepted(seed, level)
+    flipped = replace(s, driver_dir=gt.CCW if s.driver_dir == gt.CW else gt.CW)
+    swap = {gt.CW: gt.CCW, gt.CCW: gt.CW, gt.STILL: gt.STILL}
+    assert gt.direction_of(flipped, "B").value == swap[gt.direction_of(s, "B").value]
+    a, b = gt.fastest_gear(s).reference_value(), gt.fastest_gear(flipped).reference_value()
+    assert b == {"gear": a["gear"], "direction": swap[a["direction"]]}
+    assert gt.rpm_of(flipped, "D") == gt.rpm_of(s, "D")
+
+
+@given(SEEDS, LEVELS)
+def test_speeds_scale_with_the_driver(seed, level):
+    s = accepted(seed, level)
+    double = replace(s, driver_rpm=2 * s.driver_rpm)
+    assert [2 * w for w in gt.signed_rpm(s)] == gt.signed_rpm(double)
+    # A simple train (no shaft on the way): the speed is the driver's times T_A / T_gear, whatever lies between.
+    a = s.labels.index("A")
+    for k in range(len(s.teeth)):
+        if not s.shafts and gt.signed_rpm(s)[k] != 0:
+            assert abs(gt.signed_rpm(s)[k]) * s.teeth[k] == s.driver_rpm * s.teeth[a]
+
+
+def test_rendering_stays_inside_the_safe_border():
+    for i in range(6):
+        rgb = generate(gt.DOMAIN, 1000 + i, 1 + i % 3).rgb
+        b = SAFE_BORDER_PX
+        assert (rgb[:b] == 255).all() and (rgb[-b:] == 255).all()
+        assert (rgb[:, :b] == 255).all() and (rgb[:, -b:] == 255).all()
