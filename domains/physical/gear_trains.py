@@ -194,7 +194,14 @@ def _place(rng, level, teeth, parents, compound_at) -> list[tuple[float, float]]
         if hit is None:
             return None
         placed[k] = (float(hit[0]), float(hit[1]))
-    return [placed[k] for k in range(len(parents))]
+    # Centre the train in the free area: a translation changes no gap and no answer, and uses the canvas evenly.
+    xs0 = min(placed[k][0] - tip[k] for k in placed)
+    xs1 = max(placed[k][0] + tip[k] for k in placed)
+    ys0 = min(placed[k][1] - tip[k] for k in placed)
+    ys1 = max(placed[k][1] + tip[k] for k in placed)
+    dx = (lo + hi) / 2 - (xs0 + xs1) / 2
+    dy = (max(lo, TOP_PX) + hi) / 2 - (ys0 + ys1) / 2
+    return [(placed[k][0] + dx, placed[k][1] + dy) for k in range(len(parents))]
 
 
 def sample(rng: np.random.Generator, level: int) -> Scene:
