@@ -205,6 +205,8 @@ def build(domain_id: str, n: int, out: Path, seed: int = 0, level: int | None = 
     existing = _check_existing(domain_dir, domain_id, release, level, n)
     k_grain = n if grain_subset is None else min(int(grain_subset), n)
     (domain_dir / "images").mkdir(parents=True, exist_ok=True)
+    for stale in domain_dir.rglob(".tmp-*"):  # temp files of writes a killed build never renamed
+        stale.unlink()
 
     # Grain copies missing for items built earlier (say, with a smaller --grain-subset): make them from the image.
     for row in existing[:k_grain]:

@@ -52,6 +52,23 @@ def line(canvas: Canvas, a, b, style: Style, owner: str | None = None):
     return polyline(canvas, [a, b], style, owner)
 
 
+def segments(canvas: Canvas, segs, style: Style, owner: str | None = None, register: bool = True):
+    """Many separate segments [(a, b), ...] stroked as one path: ticks, grids, rulers. With `register`, their union
+    is recorded for label collision checks (skip it for backdrops no label needs to avoid)."""
+    arr = canvas.pts_px(np.asarray(segs, float).reshape(-1, 2)).reshape(-1, 2, 2)
+    ctx = canvas.ctx
+    for a, b in arr:
+        ctx.move_to(*a)
+        ctx.line_to(*b)
+    _apply(canvas, style.with_(fill=None))
+    if not register:
+        return None
+    from shapely.geometry import MultiLineString
+    g = MultiLineString([tuple(map(tuple, s)) for s in arr]).buffer(style.width_px / 2)
+    canvas.register_stroke(g, owner)
+    return g
+
+
 def polygon(canvas: Canvas, pts, style: Style, owner: str | None = None):
     p = canvas.pts_px(pts)
     _trace(canvas, p, closed=True)

@@ -77,3 +77,14 @@ def test_png_encoder_round_trips_through_pillow(h, w, seed):
     data = encode_png(a)
     assert png_chunk_types(data) == ["IHDR", "IDAT", "IEND"]
     assert np.array_equal(decode_png(data), a)
+
+
+def test_segments_draw_like_separate_lines():
+    from grip.renderers.shapes import segments
+    segs = [((100, 100 + 20 * k), (600, 100 + 20 * k)) for k in range(10)]
+    a, b = Canvas(768), Canvas(768)
+    segments(a, segs, OUTLINE)
+    for s in segs:
+        line(b, *s, OUTLINE)
+    assert np.array_equal(a.array(), b.array())
+    assert a.strokes[0][1].area == pytest.approx(b.strokes[0][1].union(b.strokes[-1][1]).area * 5, rel=0.05)
