@@ -23,7 +23,7 @@ from grip import domains as registry
 from grip.domain import Domain, Ladder, Reject
 from grip.grain import SIGMAS, grain_copies
 from grip.manifest import (StoreError, atomic_write_bytes, atomic_write_json, grain_rel, image_rel, item_id,
-                           read_rows, row_line, sha256_bytes)
+                           read_rows, row_line, sha256_bytes, store_lock)
 from grip.renderers.canvas import Canvas, decode_png, encode_png
 from grip.seeding import item_seed, level_for
 
@@ -201,6 +201,13 @@ def build(domain_id: str, n: int, out: Path, seed: int = 0, level: int | None = 
     out = Path(out)
     check_writable(out)
     domain_dir = out / domain_id
+    with store_lock(domain_dir):
+        return _build_locked(dom, domain_dir, n, seed, level, workers, grain_subset, progress)
+
+
+def _build_locked(dom: Domain, domain_dir: Path, n: int, seed: int, level: int | None, workers: int,
+                  grain_subset: int | None, progress: bool) -> BuildResult:
+    domain_id = dom.id
     release = release_name(seed)
     existing = _check_existing(domain_dir, domain_id, release, level, n)
     k_grain = n if grain_subset is None else min(int(grain_subset), n)

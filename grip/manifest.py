@@ -7,10 +7,11 @@
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
-import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from grip import GripError
@@ -41,11 +42,14 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write to a temp file in the same folder, then rename over the target: readers never see half a file."""
+    """Write to a temp file in the same folder, then rename over the target: readers never see half a file. The
+    temp name is fixed per target (one writer per store, guaranteed by `store_lock`), which is cheaper than
+    mkstemp's random names; a killed build's leftovers are swept by the next run."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    tmp = path.with_name(f".tmp-{path.name}")
     try:
-        with os.fdopen(fd, "wb") as f:
+        with open(tmp, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
     except BaseException:
@@ -54,6 +58,22 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+@contextmanager
+def store_lock(domain_dir: Path):
+    """Hold an exclusive lock on a store folder for the length of a build; a second build into the same folder
+    fails at once instead of interleaving rows."""
+    domain_dir.mkdir(parents=True, exist_ok=True)
+    f = open(domain_dir / ".lock", "a+b")
+    try:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StoreError(f"{domain_dir} is being written by another grip build") from None
+        yield
+    finally:
+        f.close()
 
 
 def atomic_write_json(path: Path, obj) -> None:

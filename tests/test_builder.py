@@ -165,3 +165,11 @@ def test_bad_arguments(fake, tmp_path):
         build(fake, 3, tmp_path, level=4)
     with pytest.raises(KeyError):
         build("no_such_domain", 3, tmp_path)
+
+
+def test_concurrent_build_into_one_store_refused(fake, tmp_path):
+    from grip.manifest import store_lock
+    with store_lock(tmp_path / fake):
+        with pytest.raises(StoreError, match="another grip build"):
+            build(fake, 2, tmp_path)
+    assert build(fake, 2, tmp_path).built == 2
