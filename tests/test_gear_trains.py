@@ -231,3 +231,11 @@ def test_rendering_stays_inside_the_safe_border():
         b = SAFE_BORDER_PX
         assert (rgb[:b] == 255).all() and (rgb[-b:] == 255).all()
         assert (rgb[:, :b] == 255).all() and (rgb[:, -b:] == 255).all()
+
+
+@given(SEEDS, st.sampled_from([2, 3]))
+def test_at_most_one_gear_is_drawn_over_a_back_gear(seed, level):
+    s = accepted(seed, level)
+    for front, back in s.shafts:
+        assert sum(front in m for m in s.meshes) <= 1
+        assert len([p for p in gt.back_gear_exceptions(s) if back in p]) <= 1

@@ -204,6 +204,13 @@ def _place(rng, level, teeth, parents, compound_at) -> list[tuple[float, float]]
     return [(placed[k][0] + dx, placed[k][1] + dy) for k in range(len(parents))]
 
 
+def front_partners(scene: Scene) -> int:
+    """Meshes on the front gear of a shaft pair. Every gear meshing the front gear is drawn over the back gear's
+    face; with more than one such gear it is no longer clear from the picture which plane each one meshes in, so
+    the sampler allows at most one."""
+    return max((sum(front in m for m in scene.meshes) for front, _ in scene.shafts), default=0)
+
+
 def sample(rng: np.random.Generator, level: int) -> Scene:
     if level not in (1, 2, 3):
         raise ValueError(f"gear_trains: level must be 1..3, got {level}")
@@ -222,7 +229,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
                       (tuple(sorted((parents[compound_at][0], compound_at), key=lambda g: teeth[g])),),
                       int(rng.choice(RPMS)), CW, "A")
             top, ratio = fastest(s)
-            if len(top) == 1 and ratio >= FAST_RATIO[level]:
+            if len(top) == 1 and ratio >= FAST_RATIO[level] and front_partners(s) <= 1:
                 break
         else:
             continue
