@@ -149,5 +149,24 @@ def sheet(domain, n, out, seed, level, start, cell, cols):
     click.echo(f"{out}: {n} items of {domain}")
 
 
+@main.command()
+@click.argument("domain_ids", nargs=-1, metavar="[DOMAIN]...")
+@friendly
+def check(domain_ids):
+    """Run the conformance checks (grip.conformance) on domains (default: every registered one). Exit code 1 if
+    any check fails."""
+    from grip.conformance import check_domain
+    from grip.domains import get, ids
+    failed = 0
+    for d in domain_ids or ids():
+        results = check_domain(get(d))
+        bad = {k: v for k, v in results.items() if v}
+        failed += bool(bad)
+        click.echo(f"{d:<24} {'ok' if not bad else 'FAIL'}  ({len(results) - len(bad)}/{len(results)} checks pass)")
+        for name, problems in bad.items():
+            click.echo(f"    {name}: {problems[0]}" + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""))
+    sys.exit(1 if failed else 0)
+
+
 if __name__ == "__main__":
     main()

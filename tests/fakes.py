@@ -125,3 +125,6 @@ BROKEN = {
     "clipped": ("render", dataclasses.replace(DOMAIN, draw=_draw_clipped)),
     "noop_edit": ("counterfactual", dataclasses.replace(DOMAIN, edit=lambda s: s)),
 }
+
+# registered under its own id by the CLI test of `grip check`
+BROKEN_DOMAIN = dataclasses.replace(DOMAIN, id="fake_broken", ladder=_q5_hand_written)

@@ -80,3 +80,11 @@ def test_corrupt_or_foreign_items_untouched(fake, tmp_path):
     (d / "items.jsonl").write_text("garbage\n")
     one_line_error(run("build", "--domain", fake, "--n", 2, "--out", tmp_path))
     assert (d / "items.jsonl").read_text() == "garbage\n"
+
+
+def test_check_passes_good_and_fails_broken_domains(fake, monkeypatch):
+    monkeypatch.setitem(domains.REGISTRY, "fake_broken", ("physical", "fakes:BROKEN_DOMAIN"))
+    res = run("check", fake)
+    assert res.exit_code == 0 and "ok" in res.output, res.output
+    res = run("check", "fake_broken")
+    assert res.exit_code == 1 and "FAIL" in res.output and "counterfactual" in res.output, res.output
