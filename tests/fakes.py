@@ -51,7 +51,7 @@ def counterfactual(scene: Scene) -> Count:
 
 
 def ladder(scene: Scene) -> Ladder:
-    (ax, ay), (bx, by) = scene.dots[0], scene.dots[1]
+    ax, bx = scene.dots[0][0], scene.dots[1][0]
     side_margin = min(abs(x - 384) for x, _ in scene.dots)
     d = math.dist(scene.dots[0], scene.dots[1])
     rungs = (
