@@ -14,7 +14,7 @@ system:
 	@if ! pkg-config --exists cairo 2>/dev/null || ! fc-list 2>/dev/null | grep -q 'DejaVuSans-Bold.ttf'; then \
 	  echo "installing system packages: libcairo2-dev pkg-config fonts-dejavu-core"; \
 	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libcairo2-dev pkg-config fonts-dejavu-core fontconfig >/dev/null; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libcairo2-dev pkg-config fonts-dejavu-core fontconfig >/dev/null; \
 	fi
 
 $(STAMP): pyproject.toml
