@@ -172,3 +172,11 @@ def test_concurrent_build_into_one_store_refused(fake, tmp_path):
         with pytest.raises(StoreError, match="another grip build"):
             build(fake, 2, tmp_path)
     assert build(fake, 2, tmp_path).built == 2
+
+
+def test_rerun_with_a_larger_grain_subset_fills_in(fake, tmp_path):
+    build(fake, 5, tmp_path / "a", grain_subset=0)
+    a = build(fake, 5, tmp_path / "a", grain_subset=3)
+    b = build(fake, 5, tmp_path / "b", grain_subset=3)
+    assert tree_bytes(a.domain_dir) == tree_bytes(b.domain_dir)
+    assert len(list((a.domain_dir / "grain").rglob("*.png"))) == 9
