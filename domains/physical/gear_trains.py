@@ -478,5 +478,5 @@ DOMAIN = Domain(
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
     description="Meshed spur gears driven by gear A: count, direction, speed, fastest gear, and which gears still "
                 "turn when gear C is removed. Level 3 hides the teeth counts and adds an idler.",
-    balance_keys=("direction_of_b", "fastest_gear", "turning_without_c"),
+    balance_keys=("gear_count", "direction_of_b", "fastest_gear", "turning_without_c"),
 )
