@@ -136,7 +136,8 @@ def show(domain, index, seed, level, out):
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--level", type=int, default=None)
 @click.option("--start", type=int, default=0, show_default=True, help="First item index.")
-@click.option("--cell", type=int, default=384, show_default=True, help="Image width in the sheet, px.")
+@click.option("--cell", type=int, default=384, show_default=True, callback=_positive,
+              help="Image width in the sheet, px.")
 @click.option("--cols", type=int, default=3, show_default=True, callback=_positive)
 @friendly
 def sheet(domain, n, out, seed, level, start, cell, cols):

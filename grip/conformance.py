@@ -67,7 +67,7 @@ def _sample_until_ok(dom: Domain, seed: int, level: int):
 
 def check_roundtrip(dom: Domain, k: int = 6) -> list[str]:
     p = []
-    for seed, level, g in _accepted(dom, k):
+    for seed, _level, g in _accepted(dom, k):
         data = json.loads(json.dumps(scene_to_json(g.scene)))
         back = scene_from_json(dom.scene, data)
         if back != g.scene:
@@ -115,7 +115,7 @@ def check_ladder(dom: Domain, k: int = 9) -> list[str]:
 
 def check_margins(dom: Domain, k: int = 9) -> list[str]:
     p = []
-    for seed, level, g in _accepted(dom, k):
+    for seed, _level, g in _accepted(dom, k):
         for q in g.ladder.questions:
             m = q.margin
             if not np.isfinite(m.value) or not np.isfinite(m.threshold) or m.threshold < 0:
@@ -129,7 +129,7 @@ def check_margins(dom: Domain, k: int = 9) -> list[str]:
 
 def check_counterfactual(dom: Domain, k: int = 9) -> list[str]:
     p = []
-    for seed, level, g in _accepted(dom, k):
+    for seed, _level, g in _accepted(dom, k):
         q4, q5 = g.ladder.rungs[3], g.ladder.rungs[4]
         edited = dom.edit(g.scene)
         if edited == g.scene:
@@ -145,7 +145,7 @@ def check_counterfactual(dom: Domain, k: int = 9) -> list[str]:
 
 def check_render(dom: Domain, k: int = 6) -> list[str]:
     p = []
-    for seed, level, g in _accepted(dom, k):
+    for seed, _level, g in _accepted(dom, k):
         h, w = g.rgb.shape[:2]
         if (h, w) != (dom.size_px, dom.size_px):
             p.append(f"seed {seed}: rendered {w}x{h}, declared {dom.size_px}")

@@ -90,6 +90,11 @@ def validate_row(row: dict, where: str) -> None:
     missing = [f for f in ROW_FIELDS if f not in row]
     if missing:
         raise StoreError(f"{where}: row lacks fields {missing}; not a grip item store")
+    types = {"id": str, "domain": str, "index": int, "seed": int, "level": int, "image": str, "sha256": str,
+             "scene": dict, "rejections": dict}
+    wrong = [f for f, t in types.items() if not isinstance(row[f], t) or isinstance(row[f], bool)]
+    if wrong:
+        raise StoreError(f"{where}: row fields {wrong} have the wrong type; the item store is corrupt")
     qs = row["questions"]
     if not isinstance(qs, list) or [q.get("position") for q in qs] != [1, 2, 3, 4, 5, 6]:
         raise StoreError(f"{where}: row {row.get('id')} does not carry five rungs and an open question")

@@ -88,3 +88,13 @@ def test_check_passes_good_and_fails_broken_domains(fake, monkeypatch):
     assert res.exit_code == 0 and "ok" in res.output, res.output
     res = run("check", "fake_broken")
     assert res.exit_code == 1 and "FAIL" in res.output and "counterfactual" in res.output, res.output
+
+
+def test_row_with_wrong_types_is_corrupt(fake, tmp_path):
+    run("build", "--domain", fake, "--n", 2, "--out", tmp_path)
+    items = tmp_path / fake / "items.jsonl"
+    bad = items.read_text().replace('"image":"images/fake_dots_000001.png"', '"image":5')
+    items.write_text(bad)
+    one_line_error(run("build", "--domain", fake, "--n", 3, "--out", tmp_path))
+    assert items.read_text() == bad
+    one_line_error(run("sheet", fake, "--n", 1, "--cell", 0, "--out", tmp_path / "s.png"))

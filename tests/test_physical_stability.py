@@ -47,7 +47,7 @@ def test_sample_is_deterministic_and_respects_the_level(seed, level):
         return
     assert s == scene_of(seed, level)
     n = len(s.centers_px)
-    assert {1: n == 3, 2: 3 <= n <= 5, 3: n == 6}[level]
+    assert {1: n == 3, 2: 4 <= n <= 5, 3: n == 6}[level]
     assert all(80 <= w <= 220 and w % 2 == 0 for w in s.widths_px)
     assert all(40 <= h <= 80 for h in s.heights_px)
     assert level == 3 or set(s.densities) == {1}
