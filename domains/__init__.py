@@ -10,7 +10,13 @@ from importlib import metadata
 REGISTRY: dict[str, tuple[str, str]] = {
     "physical_stability": ("physical", "grip.domains.physical.physical_stability:DOMAIN"),
     "gear_trains": ("physical", "grip.domains.physical.gear_trains:DOMAIN"),
+    "free_body_diagrams": ("physical", "grip.domains.physical.free_body_diagrams:DOMAIN"),
+    "projectile_motion": ("physical", "grip.domains.physical.projectile_motion:DOMAIN"),
+    "laser_mirrors": ("physical", "grip.domains.physical.laser_mirrors:DOMAIN"),
     "clock_reading": ("physical", "grip.domains.physical.clock_reading:DOMAIN"),
+    "gauge_reading": ("physical", "grip.domains.physical.gauge_reading:DOMAIN"),
+    "coordinate_geometry": ("analytic", "grip.domains.analytic.coordinate_geometry:DOMAIN"),
+    "compass_bearings": ("analytic", "grip.domains.analytic.compass_bearings:DOMAIN"),
 }
 
 FAMILIES = ("plane", "solid", "transformational", "physical", "topological", "projective", "analytic", "optical",

@@ -169,5 +169,17 @@ def check(domain_ids):
     sys.exit(1 if failed else 0)
 
 
+def _add_eval_commands() -> None:
+    from grip.eval.cli import eval_group  # click only at import time
+    main.add_command(eval_group, "eval")
+    try:
+        from grip.eval.cli import strips
+    except ImportError:
+        return
+    main.add_command(strips, "strips")
+
+
+_add_eval_commands()
+
 if __name__ == "__main__":
     main()

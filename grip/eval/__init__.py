@@ -1,0 +1,1 @@
+"""Evaluation backend (DESIGN.md section 7): runner -> response store -> scoring -> statistics -> report."""
