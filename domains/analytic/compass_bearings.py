@@ -1,0 +1,411 @@
+"""Compass bearings: a map with 4-6 named landmarks, a north arrow turned nu degrees clockwise from page-up and a
+scale bar. The ladder walks nearest landmark to the Station -> the Lake's compass point -> its bearing -> where a
+stated walk from the Station ends -> the Lake's compass point once the north arrow is turned 90 degrees clockwise;
+the open question asks for the Station-Lake distance read with the scale bar.
+
+Everything lives in page pixels (y down). The bearing of Q from P is the angle clockwise from map north:
+beta = (atan2(dx, -dy) - nu) mod 360. A walk leg of d km on bearing theta moves by d * px_per_km along the page
+direction (sin(theta + nu), -cos(theta + nu)); a leg given as a back bearing b ("the point where this leg began lies
+on bearing b from her") travels on b + 180.
+
+Ambiguity boundaries (DOMAINS.md 7.2): the 8-point sector edges at 22.5 + 45k degrees (Q2, and Q5 on the turned
+arrow); a near tie between the two landmarks nearest the Station (Q1) or nearest the walk's end (Q4); a Lake so close
+to the Station that its bearing or distance cannot be read. Q5 edits the scene (nu -> nu + 90) and re-runs the Q2
+answer function, so its answer is the Lake's sector after the turn, beta - 90.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from grip.answers import Choice, Number, Record
+from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.renderers.canvas import Canvas
+from grip.renderers.shapes import arrow, circle, line, polygon, rect
+from grip.renderers.style import BLACK, GREY, GREY_DARK, OKABE_ITO, TEXT, THIN, Style, tint
+from grip.renderers.text import draw_text, place_label
+
+NAMES = ("Station", "Lake", "Tower", "Mill", "Hill", "Farm")
+OTHERS = NAMES[1:]                       # every landmark a question may name as an answer
+POINTS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
+POINT_ALIASES = (("north", "N"), ("northeast", "NE"), ("north-east", "NE"), ("north east", "NE"), ("east", "E"),
+                 ("southeast", "SE"), ("south-east", "SE"), ("south east", "SE"), ("south", "S"),
+                 ("southwest", "SW"), ("south-west", "SW"), ("south west", "SW"), ("west", "W"),
+                 ("northwest", "NW"), ("north-west", "NW"), ("north west", "NW"))
+
+SECTOR_GAP_DEG = 5.0          # Q2, Q5: beta at least this far from 22.5 + 45k
+NEAREST_RATIO = {1: 1.3, 2: 1.2, 3: 1.15}   # Q1: second-nearest / nearest distance from the Station, per level
+WALK_RATIO = 1.25             # Q4: second-nearest / nearest distance from the walk's end
+WALK_NEAR_KM = 1.0            # Q4: the walk ends within 1 km of its nearest landmark
+LAKE_MIN_PX = 120.0           # Q3: the Station-Lake segment is long enough to measure its direction
+LAKE_MIN_KM = 1.0             # open: at least one scale unit, so 5% is a readable fraction of it
+SEPARATION_PX = 110.0         # landmarks at least this far apart (sheet: 80), room for icons and their names
+BEARING_TOL = 4.0
+DISTANCE_TOL = 0.05
+MAP = (36.0, 36.0, 732.0, 732.0)          # map frame, px
+AREA = (84.0, 84.0, 684.0, 684.0)         # where landmarks and walk points may lie
+NORTH_C = (648.0, 120.0)                  # north-arrow rose centre
+NORTH_R = 44.0
+NORTH_KEEP_PX = 100.0                     # landmarks and walk points stay this far from the rose centre
+BAR_X, BAR_Y = 64.0, 704.0                # scale bar: left end and baseline
+BAR_KM = 2
+SAMPLE_TRIES = 80
+
+ICON_COLOURS = {"Station": GREY_DARK, "Lake": OKABE_ITO["sky"], "Tower": OKABE_ITO["purple"],
+                "Mill": OKABE_ITO["orange"], "Hill": OKABE_ITO["green"], "Farm": OKABE_ITO["vermillion"]}
+
+
+@dataclass(frozen=True)
+class Scene:
+    level: int                                  # 1..3
+    north_deg: int                              # nu: north arrow clockwise from page-up (0 at L1; 10..60 in size)
+    px_per_km: float                            # map scale (the scale bar shows 0-2 km)
+    names: tuple[str, ...]                      # landmark names, Station first, then Lake
+    positions: tuple[tuple[float, float], ...]  # landmark centres in page px (y down), same order as names
+    legs: tuple[tuple[float, int, bool], ...]   # walk legs (km, stated bearing deg, stated as a back bearing)
+
+
+# --- geometry -----------------------------------------------------------------------------------------------------
+
+def bearing(scene: Scene, p, q) -> float:
+    """Bearing of q from p, degrees clockwise from map north, in [0, 360)."""
+    dx, dy = q[0] - p[0], q[1] - p[1]
+    return (math.degrees(math.atan2(dx, -dy)) - scene.north_deg) % 360.0
+
+
+def step(scene: Scene, p, km: float, travel_deg: float) -> tuple[float, float]:
+    a = math.radians(travel_deg + scene.north_deg)
+    d = km * scene.px_per_km
+    return (p[0] + d * math.sin(a), p[1] - d * math.cos(a))
+
+
+def travel_bearing(leg: tuple[float, int, bool]) -> float:
+    km, stated, back = leg
+    return (stated + 180.0) % 360.0 if back else float(stated)
+
+
+def walk_points(scene: Scene) -> list[tuple[float, float]]:
+    """The Station, then the end of every leg."""
+    pts = [scene.positions[0]]
+    for leg in scene.legs:
+        pts.append(step(scene, pts[-1], leg[0], travel_bearing(leg)))
+    return pts
+
+
+def position(scene: Scene, name: str) -> tuple[float, float]:
+    return scene.positions[scene.names.index(name)]
+
+
+def _ranked(scene: Scene, point, exclude: str = "Station") -> list[tuple[float, str]]:
+    """(distance px, name) of every landmark but `exclude`, nearest first."""
+    return sorted((math.dist(point, p), n) for n, p in zip(scene.names, scene.positions) if n != exclude)
+
+
+def sector_index(beta: float) -> int:
+    return int(((beta + 22.5) % 360.0) // 45.0)
+
+
+def sector_gap(beta: float) -> float:
+    """Degrees from beta to the nearest 8-point sector edge (22.5 + 45k)."""
+    r = (beta - 22.5) % 45.0
+    return min(r, 45.0 - r)
+
+
+def lake_bearing(scene: Scene) -> float:
+    return bearing(scene, position(scene, "Station"), position(scene, "Lake"))
+
+
+def lake_km(scene: Scene) -> float:
+    return math.dist(position(scene, "Station"), position(scene, "Lake")) / scene.px_per_km
+
+
+def _landmark_options(scene: Scene) -> tuple[str, ...]:
+    return tuple(sorted(n for n in scene.names if n != "Station"))
+
+
+# --- answers ------------------------------------------------------------------------------------------------------
+
+def nearest_to_station(scene: Scene) -> Choice:
+    return Choice(_ranked(scene, position(scene, "Station"))[0][1], _landmark_options(scene))
+
+
+def lake_direction(scene: Scene) -> Choice:
+    return Choice(POINTS[sector_index(lake_bearing(scene))], POINTS, aliases=POINT_ALIASES)
+
+
+def lake_bearing_answer(scene: Scene) -> Number:
+    return Number(round(lake_bearing(scene), 1), BEARING_TOL, "degrees", decimals=0, period=360.0, low=0.0,
+                  high=360.0)
+
+
+def walk_end(scene: Scene) -> Choice:
+    return Choice(_ranked(scene, walk_points(scene)[-1])[0][1], _landmark_options(scene))
+
+
+def lake_distance(scene: Scene) -> Record:
+    return Record((("distance", Number(round(lake_km(scene), 3), DISTANCE_TOL, "km", decimals=1, tol_kind="rel",
+                                       low=0.0)),))
+
+
+def edit(scene: Scene) -> Scene:
+    """Q5's edit: the north arrow turned 90 degrees clockwise (north is where east was)."""
+    return replace(scene, north_deg=scene.north_deg + 90)
+
+
+def counterfactual(scene: Scene) -> Choice:
+    return lake_direction(scene)
+
+
+def _ratio(ranked: list[tuple[float, str]]) -> float:
+    return ranked[1][0] / max(ranked[0][0], 1e-9)
+
+
+def _leg_text(leg: tuple[float, int, bool], first: bool) -> str:
+    km, stated, back = leg
+    verb = "walks" if first else "then"
+    if back:
+        return f"{verb} {km:.1f} km so that the point where this leg began lies on bearing {stated:03d}° from her"
+    return f"{verb} {km:.1f} km on bearing {stated:03d}°"
+
+
+def walk_text(scene: Scene) -> str:
+    return ", ".join(_leg_text(leg, i == 0) for i, leg in enumerate(scene.legs))
+
+
+def ladder(scene: Scene) -> Ladder:
+    station = position(scene, "Station")
+    beta = lake_bearing(scene)
+    lake_px = math.dist(station, position(scene, "Lake"))
+    end_rank = _ranked(scene, walk_points(scene)[-1])
+    q1 = Question(1, "nearest_to_station", "Which landmark is closest to the Station?", nearest_to_station(scene),
+                  Margin(_ratio(_ranked(scene, station)), "ratio", NEAREST_RATIO[scene.level],
+                         "two landmarks equally close to the Station"))
+    q2 = Question(2, "lake_direction", "In which compass direction is the Lake from the Station? Use the north "
+                  "arrow.", lake_direction(scene),
+                  Margin(sector_gap(beta), "deg", SECTOR_GAP_DEG, "bearing on a compass-point sector edge"))
+    q3 = Question(3, "lake_bearing", "What is the bearing of the Lake from the Station, in degrees clockwise from "
+                  "north (000 to 359)?", lake_bearing_answer(scene),
+                  Margin(lake_px, "px", LAKE_MIN_PX, "Lake too close to the Station to measure a direction"))
+    q4 = Question(4, "walk_end", f"A walker leaves the Station and {walk_text(scene)}. Which landmark other than "
+                  "the Station is she nearest to when she stops?", walk_end(scene),
+                  Margin(_ratio(end_rank), "ratio", WALK_RATIO, "two landmarks equally close to the walk's end"))
+    turned = edit(scene)
+    q5 = Question(5, "lake_direction_turned", "If the north arrow were turned 90° clockwise (so north is where east "
+                  "is now), in which compass direction would the Lake be from the Station?", counterfactual(turned),
+                  Margin(sector_gap(lake_bearing(turned)), "deg", SECTOR_GAP_DEG,
+                         "turned bearing on a compass-point sector edge"),
+                  edit="north arrow turned 90 degrees clockwise (nu -> nu + 90)")
+    open_q = Question(6, "lake_distance", "Explain, using the scale bar, how far the Lake is from the Station "
+                      "(centre to centre of the two symbols).", lake_distance(scene),
+                      Margin(lake_km(scene), "km", LAKE_MIN_KM, "Lake within one scale unit of the Station"))
+    return Ladder((q1, q2, q3, q4, q5), open_q)
+
+
+# --- sampling -----------------------------------------------------------------------------------------------------
+
+def _in_area(p, pad: float = 0.0) -> bool:
+    x0, y0, x1, y1 = AREA
+    return (x0 + pad <= p[0] <= x1 - pad and y0 + pad <= p[1] <= y1 - pad
+            and math.dist(p, NORTH_C) >= NORTH_KEEP_PX and not _in_bar_zone(p))
+
+
+def _in_bar_zone(p) -> bool:
+    return p[0] <= BAR_X + 2 * 100.0 + 60.0 and p[1] >= BAR_Y - 64.0
+
+
+def _uniform_point(rng: np.random.Generator) -> tuple[float, float]:
+    x0, y0, x1, y1 = AREA
+    return (round(float(rng.uniform(x0, x1)), 1), round(float(rng.uniform(y0, y1)), 1))
+
+
+def _free(p, placed, sep: float = SEPARATION_PX) -> bool:
+    return _in_area(p) and all(math.dist(p, q) >= sep for q in placed)
+
+
+def _legs_through(scene: Scene, rng: np.random.Generator, end, n_legs: int, level: int):
+    """Legs from the Station to (near) `end` through random waypoints on the map, stated to 0.1 km and 1 degree."""
+    pts = [scene.positions[0]]
+    for _ in range(n_legs - 1):
+        for _ in range(50):
+            w = _uniform_point(rng)
+            if _in_area(w) and math.dist(w, pts[-1]) >= 1.2 * scene.px_per_km and \
+                    math.dist(w, end) >= 1.2 * scene.px_per_km:
+                break
+        else:
+            return None
+        pts.append(w)
+    pts.append(end)
+    legs, at = [], pts[0]
+    for target in pts[1:]:
+        km = round(math.dist(at, target) / scene.px_per_km, 1)
+        if km < 0.8:
+            return None
+        travel = int(round(bearing(scene, at, target))) % 360
+        back = level == 3 and bool(rng.random() < 0.4)
+        leg = (km, (travel + 180) % 360 if back else travel, back)
+        legs.append(leg)
+        at = step(scene, at, km, travel_bearing(leg))
+    return tuple(legs)
+
+
+def sample(rng: np.random.Generator, level: int) -> Scene:
+    """Target first: the Lake's compass point (uniform over 8), the landmark nearest the Station and the landmark
+    nearest the walk's end (each uniform over the five non-Station names) are drawn, then the map is built around
+    them and checked against every margin."""
+    if level not in (1, 2, 3):
+        raise ValueError(f"compass_bearings: level must be 1, 2 or 3, got {level!r}")
+    sector = int(rng.integers(8))
+    near_target = OTHERS[int(rng.integers(5))]
+    walk_target = OTHERS[int(rng.integers(5))]
+    if level == 3:
+        names = NAMES
+    else:
+        must = ["Lake"] + [n for n in dict.fromkeys((near_target, walk_target)) if n != "Lake"]
+        rest = [n for n in OTHERS if n not in must]
+        extra = [rest[i] for i in rng.permutation(len(rest))[:3 - len(must)]]
+        names = ("Station",) + tuple(must + extra)
+    nu = 0 if level == 1 else int(rng.choice([-1, 1])) * int(rng.integers(10, 61))
+    ppk = round(float(rng.uniform(70.0, 100.0)), 1)
+    n_legs = 3 if level == 3 else 2
+    for _ in range(SAMPLE_TRIES):
+        scene = _try(rng, level, names, nu, ppk, sector, near_target, walk_target, n_legs)
+        if scene is not None:
+            return scene
+    raise Reject("no_map_for_targets")
+
+
+def _try(rng, level, names, nu, ppk, sector, near_target, walk_target, n_legs):
+    station = _uniform_point(rng)
+    if not _in_area(station):
+        return None
+    beta = 45.0 * sector + float(rng.uniform(-22.5 + SECTOR_GAP_DEG + 1, 22.5 - SECTOR_GAP_DEG - 1))
+    d_lake = float(rng.uniform(max(LAKE_MIN_PX, LAKE_MIN_KM * ppk) + 10, 420.0))
+    probe = Scene(level, nu, ppk, ("Station",), (station,), ())
+    lake = tuple(round(c, 1) for c in step(probe, station, d_lake / ppk, beta))
+    if not _free(lake, [station]):
+        return None
+    pos = {"Station": station, "Lake": lake}
+    # The landmark nearest the Station: placed close to it, everything else kept 1.2x farther.
+    if near_target == "Lake":
+        d_near = d_lake
+    else:
+        d_near = float(rng.uniform(SEPARATION_PX, max(SEPARATION_PX, d_lake / 1.35)))
+        a = float(rng.uniform(0, 2 * math.pi))
+        p = (round(station[0] + d_near * math.cos(a), 1), round(station[1] + d_near * math.sin(a), 1))
+        if not _free(p, pos.values()):
+            return None
+        pos[near_target] = p
+    for name in names:
+        if name in pos:
+            continue
+        for _ in range(60):
+            p = _uniform_point(rng)
+            if _free(p, pos.values()) and math.dist(p, station) >= 1.35 * d_near:
+                pos[name] = p
+                break
+        else:
+            return None
+    positions = tuple(pos[n] for n in names)
+    scene = Scene(level, nu, ppk, tuple(names), positions, ())
+    # The walk ends within 0.6 km of its target, with room to spare over every other landmark.
+    t = pos[walk_target]
+    for _ in range(30):
+        r, a = float(rng.uniform(0.0, 0.6 * ppk)), float(rng.uniform(0, 2 * math.pi))
+        end = (t[0] + r * math.cos(a), t[1] + r * math.sin(a))
+        ranked = _ranked(scene, end)
+        if _in_area(end) and ranked[0][1] == walk_target and _ratio(ranked) >= WALK_RATIO * 1.1:
+            break
+    else:
+        return None
+    legs = _legs_through(scene, rng, end, n_legs, level)
+    if legs is None:
+        return None
+    scene = replace(scene, legs=legs)
+    pts = walk_points(scene)
+    final = _ranked(scene, pts[-1])
+    if not all(_in_area(p) for p in pts[1:]) or final[0][0] > WALK_NEAR_KM * ppk or final[0][1] != walk_target:
+        return None
+    if ladder(scene).failing_margins():
+        return None
+    return scene
+
+
+# --- drawing --------------------------------------------------------------------------------------------------------
+
+def _icon(canvas: Canvas, name: str, c) -> None:
+    x, y = c
+    col = ICON_COLOURS[name]
+    edge = Style(stroke=BLACK, fill=col, width_px=2.0)
+    if name == "Station":
+        rect(canvas, x - 13, y - 13, x + 13, y + 13, edge, owner=name)
+        line(canvas, (x - 13, y), (x + 13, y), Style(stroke=(1, 1, 1), width_px=3.0), owner=name)
+    elif name == "Lake":
+        pts = [(x + 22 * math.cos(t), y + 14 * math.sin(t)) for t in np.linspace(0, 2 * math.pi, 40, endpoint=False)]
+        polygon(canvas, pts, edge, owner=name)
+    elif name == "Tower":
+        polygon(canvas, [(x - 9, y + 16), (x - 5, y - 16), (x + 5, y - 16), (x + 9, y + 16)], edge, owner=name)
+    elif name == "Mill":
+        circle(canvas, c, 10, edge, owner=name)
+        for k in range(4):
+            a = math.radians(45 + 90 * k)
+            line(canvas, (x + 6 * math.cos(a), y + 6 * math.sin(a)), (x + 19 * math.cos(a), y + 19 * math.sin(a)),
+                 Style(stroke=BLACK, width_px=4.0), owner=name)
+    elif name == "Hill":
+        polygon(canvas, [(x - 20, y + 13), (x, y - 15), (x + 20, y + 13)], edge, owner=name)
+    elif name == "Farm":
+        polygon(canvas, [(x - 14, y + 13), (x - 14, y - 3), (x, y - 16), (x + 14, y - 3), (x + 14, y + 13)], edge,
+                owner=name)
+    # The exact point every distance and bearing is measured from.
+    circle(canvas, c, 3.5, Style(stroke=(1, 1, 1), fill=BLACK, width_px=1.5), owner=name)
+
+
+def _north_arrow(canvas: Canvas, scene: Scene) -> None:
+    cx, cy = NORTH_C
+    circle(canvas, NORTH_C, NORTH_R, Style(stroke=GREY, fill=(1, 1, 1), width_px=2.0), owner="north")
+    a = math.radians(scene.north_deg)
+    u = (math.sin(a), -math.cos(a))
+    tail = (cx - 36 * u[0], cy - 36 * u[1])
+    tip = (cx + 38 * u[0], cy + 38 * u[1])
+    arrow(canvas, tail, tip, Style(stroke=BLACK, width_px=4.0), head_px=18.0, owner="north")
+    draw_text(canvas, "N", (cx + 60 * u[0], cy + 60 * u[1]), Style(stroke=None, font_px=22.0, bold=True,
+                                                                   halo_px=3.0), register=True)
+
+
+def _scale_bar(canvas: Canvas, scene: Scene) -> None:
+    unit = scene.px_per_km
+    for k in range(BAR_KM):
+        fill = BLACK if k % 2 == 0 else (1, 1, 1)
+        rect(canvas, BAR_X + k * unit, BAR_Y - 8, BAR_X + (k + 1) * unit, BAR_Y, Style(stroke=BLACK, fill=fill,
+                                                                                       width_px=2.0), owner="bar")
+    font = TEXT.with_(font_px=16.0)
+    for k in range(BAR_KM + 1):
+        line(canvas, (BAR_X + k * unit, BAR_Y - 14), (BAR_X + k * unit, BAR_Y), THIN, owner="bar")
+        draw_text(canvas, str(k), (BAR_X + k * unit, BAR_Y - 26), font)
+    draw_text(canvas, "km", (BAR_X + BAR_KM * unit + 26, BAR_Y - 4), font)
+
+
+def draw(scene: Scene, canvas: Canvas) -> None:
+    x0, y0, x1, y1 = MAP
+    ctx = canvas.ctx   # the map's paper tint is a backdrop: no label needs to avoid it, so it is not registered
+    ctx.rectangle(x0, y0, x1 - x0, y1 - y0)
+    ctx.set_source_rgb(*tint(OKABE_ITO["yellow"], 0.88))
+    ctx.fill()
+    rect(canvas, x0, y0, x1, y1, Style(stroke=GREY, width_px=2.0), owner="frame")
+    _north_arrow(canvas, scene)
+    _scale_bar(canvas, scene)
+    for name, p in zip(scene.names, scene.positions):
+        _icon(canvas, name, p)
+    for name, p in zip(scene.names, scene.positions):
+        # Owned by no part, so every name keeps 8 px from every icon, its own included.
+        place_label(canvas, name, p, owner="label")
+
+
+DOMAIN = Domain(
+    id="compass_bearings", family="analytic", title="Compass Bearings", scene=Scene, sample=sample, ladder=ladder,
+    draw=draw, edit=edit, counterfactual=counterfactual,
+    description="A map with landmarks, a rotated north arrow and a scale bar: nearest landmark, compass point, "
+                "bearing, where a stated walk ends, and the compass point after the north arrow is turned.",
+    balance_keys=("nearest_to_station", "lake_direction", "walk_end", "lake_direction_turned"),
+)

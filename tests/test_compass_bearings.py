@@ -1,0 +1,210 @@
+"""compass_bearings: bearings, compass points, walks and the turned north arrow, checked against independent
+geometry (complex numbers) and against maps worked out on paper."""
+from __future__ import annotations
+
+import cmath
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grip.domains.analytic import compass_bearings as cb
+from grip.seeding import item_seed
+
+Scene = cb.Scene
+
+
+def _scene(positions, north=0, ppk=100.0, legs=((1.0, 90, False), (1.0, 0, False)), names=None, level=2):
+    names = names or cb.NAMES[:len(positions)]
+    return Scene(level, north, ppk, tuple(names), tuple(positions), tuple(legs))
+
+
+def _answers(scene):
+    return [q.answer.value for q in cb.ladder(scene).questions]
+
+
+def _sampled(seed: int, level: int) -> Scene:
+    return cb.sample(np.random.default_rng(seed), level)
+
+
+# --- worked on paper ------------------------------------------------------------------------------------------------
+
+def test_bearing_worked_examples():
+    # Lake 100 px right of and 100 px above the Station (page y down): north-east, bearing 45.
+    s = _scene([(300, 400), (400, 300), (600, 600), (100, 650)])
+    assert cb.lake_bearing(s) == pytest.approx(45.0)
+    assert cb.lake_direction(s).value == "NE"
+    # The map's north turned 30 degrees clockwise: the same page direction is now 15 degrees east of north: N.
+    s30 = replace(s, north_deg=30)
+    assert cb.lake_bearing(s30) == pytest.approx(15.0)
+    assert cb.lake_direction(s30).value == "N"
+    # Lake straight below the Station on a north-up map: due south, 180.
+    assert cb.lake_bearing(_scene([(300, 300), (300, 500), (600, 600), (100, 650)])) == pytest.approx(180.0)
+    # Lake straight left, north arrow pointing left (nu = -90): the Lake is due north, bearing 0.
+    s = _scene([(400, 300), (200, 300), (600, 600), (100, 650)], north=-90)
+    assert cb.lake_bearing(s) % 360 == pytest.approx(0.0, abs=1e-9)
+
+
+def test_turned_arrow_worked_example():
+    # Lake at bearing 45 (NE) on a north-up map. Turn the arrow 90 deg clockwise: north now points to the page's
+    # right, so the Lake (up and to the right) is 45 deg anticlockwise of the new north: bearing 315, NW.
+    s = _scene([(300, 400), (400, 300), (600, 600), (100, 650)])
+    q5 = cb.ladder(s).rungs[4]
+    assert q5.answer.value == "NW"
+    assert cb.lake_bearing(cb.edit(s)) == pytest.approx(315.0)
+
+
+def test_walk_worked_example():
+    # 100 px per km, north up. Station at (100, 600). 3 km on bearing 090 (east) -> (400, 600); then 2 km on
+    # bearing 000 (north, page up) -> (400, 400). Mill at (420, 410) is 22.4 px away; Farm at (600, 400) 200 px.
+    s = _scene([(100, 600), (650, 650), (380, 120), (420, 410), (150, 150), (600, 400)],
+               legs=((3.0, 90, False), (2.0, 0, False)), names=cb.NAMES)
+    end = cb.walk_points(s)[-1]
+    assert end == pytest.approx((400.0, 400.0))
+    assert cb.walk_end(s).value == "Mill"
+    # The same second leg stated as a back bearing: "the leg's start lies on bearing 180 from her" = walk north.
+    s_back = replace(s, legs=((3.0, 90, False), (2.0, 180, True)))
+    assert cb.walk_points(s_back)[-1] == pytest.approx((400.0, 400.0))
+    assert "lies on bearing 180° from her" in cb.ladder(s_back).rungs[3].text
+
+
+def test_distance_worked_example():
+    # Station (100, 100), Lake (400, 500): 500 px apart (3-4-5); at 80 px per km that is 6.25 km.
+    s = _scene([(100, 100), (400, 500), (600, 150), (150, 650)], ppk=80.0)
+    assert cb.lake_distance(s).value[0][1].value == pytest.approx(6.25)
+
+
+def test_nearest_worked_example():
+    # Station (300, 300); Lake 200 px away, Tower 150 px away, Mill 400 px away: Tower is nearest, ratio 4/3.
+    s = _scene([(300, 300), (300, 500), (450, 300), (300, 700)])
+    q1 = cb.ladder(s).rungs[0]
+    assert q1.answer.value == "Tower"
+    assert q1.margin.value == pytest.approx(200 / 150)
+    assert q1.answer.options == ("Lake", "Mill", "Tower")
+
+
+# --- properties -----------------------------------------------------------------------------------------------------
+
+seeds = st.integers(0, 2**63 - 1)
+levels = st.sampled_from([1, 2, 3])
+
+
+def _rotate(scene: Scene, angle_deg: float, about=(384.0, 384.0)) -> Scene:
+    """The whole map turned clockwise on the page by angle_deg, north arrow included."""
+    a = math.radians(angle_deg)
+    rot = []
+    for x, y in scene.positions:
+        dx, dy = x - about[0], y - about[1]
+        # clockwise on a y-down page: (dx, dy) -> (dx cos a - dy sin a, dx sin a + dy cos a)
+        rot.append((about[0] + dx * math.cos(a) - dy * math.sin(a), about[1] + dx * math.sin(a) + dy * math.cos(a)))
+    return replace(scene, positions=tuple(rot), north_deg=scene.north_deg + angle_deg)
+
+
+def _comparable(scene):
+    out = []
+    for q in cb.ladder(scene).questions:
+        v = q.answer.value
+        out.append(round(v, 6) if isinstance(v, float) else v)
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(seeds, levels, st.floats(-180, 180))
+def test_rotating_map_with_its_arrow_changes_no_answer(seed, level, angle):
+    s = _sampled(seed, level)
+    r = _rotate(s, angle)
+    for q, q_rot in zip(cb.ladder(s).questions, cb.ladder(r).questions):
+        if isinstance(q.answer.value, float):
+            assert q.answer.difference(q_rot.answer.value) < 1e-6
+        elif q.id == "lake_distance":
+            assert q.answer.value[0][1].value == pytest.approx(q_rot.answer.value[0][1].value, abs=1e-6)
+        else:
+            assert q.answer.value == q_rot.answer.value, q.id
+        assert q.margin.value == pytest.approx(q_rot.margin.value, rel=1e-6, abs=1e-6)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seeds, levels, st.floats(-300, 300), st.floats(-300, 300), st.floats(0.5, 2.0))
+def test_translating_and_rescaling_with_the_scale_bar_changes_no_answer(seed, level, dx, dy, k):
+    s = _sampled(seed, level)
+    moved = replace(s, positions=tuple((x * k + dx, y * k + dy) for x, y in s.positions), px_per_km=s.px_per_km * k)
+    for q, q2 in zip(cb.ladder(s).questions, cb.ladder(moved).questions):
+        if q.id == "lake_distance":
+            assert q.answer.value[0][1].value == pytest.approx(q2.answer.value[0][1].value, abs=2e-3)
+        elif isinstance(q.answer.value, float):
+            assert q.answer.difference(q2.answer.value) < 0.11
+        else:
+            assert q.answer.value == q2.answer.value
+
+
+@settings(max_examples=25, deadline=None)
+@given(seeds, levels)
+def test_walk_is_the_vector_sum_of_its_legs(seed, level):
+    """Independent of the module's step(): bearings clockwise from north become complex page offsets."""
+    s = _sampled(seed, level)
+    z = complex(*s.positions[0])
+    for km, stated, back in s.legs:
+        travel = stated + (180 if back else 0)
+        # clockwise from page-up by (travel + nu) on a y-down page: up is -i, clockwise multiplies by e^{i a}
+        z += km * s.px_per_km * (-1j) * cmath.exp(1j * math.radians(travel + s.north_deg))
+    end = cb.walk_points(s)[-1]
+    assert (end[0], end[1]) == pytest.approx((z.real, z.imag), abs=1e-6)
+    nearest = min((abs(z - complex(*p)), n) for n, p in zip(s.names, s.positions) if n != "Station")[1]
+    assert cb.walk_end(s).value == nearest
+
+
+@settings(max_examples=25, deadline=None)
+@given(seeds, levels)
+def test_q5_is_q2_recomputed_on_the_turned_map(seed, level):
+    s = _sampled(seed, level)
+    lad = cb.ladder(s)
+    turned = replace(s, north_deg=s.north_deg + 90)
+    assert lad.rungs[4].answer == cb.lake_direction(turned)
+    # Turning north 90 deg clockwise lowers every bearing by 90: two compass points anticlockwise.
+    i = cb.POINTS.index(lad.rungs[1].answer.value)
+    assert lad.rungs[4].answer.value == cb.POINTS[(i - 2) % 8]
+    assert cb.lake_bearing(turned) == pytest.approx((cb.lake_bearing(s) - 90) % 360)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seeds, levels, st.data())
+def test_relabelling_landmarks_relabels_the_answers(seed, level, data):
+    s = _sampled(seed, level)
+    movable = [n for n in s.names if n not in ("Station", "Lake")]
+    a, b = data.draw(st.permutations(movable))[:2]
+    swap = {a: b, b: a}
+    t = replace(s, names=tuple(swap.get(n, n) for n in s.names))
+    for q, q2 in zip(cb.ladder(s).rungs, cb.ladder(t).rungs):
+        if q.id in ("nearest_to_station", "walk_end"):
+            assert q2.answer.value == swap.get(q.answer.value, q.answer.value)
+        else:
+            assert q2.answer.value == q.answer.value
+
+
+@settings(max_examples=30, deadline=None)
+@given(seeds, levels)
+def test_sampled_maps_respect_every_margin_and_the_layout_rules(seed, level):
+    s = _sampled(seed, level)
+    lad = cb.ladder(s)
+    assert not lad.failing_margins()
+    assert len(s.names) == (6 if level == 3 else 4) and s.names[:2] == ("Station", "Lake")
+    assert len(s.legs) == (3 if level == 3 else 2)
+    assert (s.north_deg == 0) == (level == 1) and abs(s.north_deg) <= 60
+    for i, p in enumerate(s.positions):
+        assert cb._in_area(p)
+        for q in s.positions[i + 1:]:
+            assert math.dist(p, q) >= cb.SEPARATION_PX
+    end = cb.walk_points(s)[-1]
+    ranked = sorted(math.dist(end, p) for n, p in zip(s.names, s.positions) if n != "Station")
+    assert ranked[0] <= cb.WALK_NEAR_KM * s.px_per_km
+    assert cb.sector_gap(cb.lake_bearing(s)) >= cb.SECTOR_GAP_DEG
+
+
+def test_questions_state_the_walk_and_bearings_with_three_digits():
+    s = _sampled(item_seed("0", "compass_bearings", 2), 3)
+    text = cb.ladder(s).rungs[3].text
+    for km, stated, back in s.legs:
+        assert f"{km:.1f} km" in text and f"{stated:03d}°" in text
