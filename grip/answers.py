@@ -164,6 +164,8 @@ class Number(Answer):
         return self.tol * abs(self.value) if self.tol_kind == "rel" else self.tol
 
     def _tol_text(self) -> str:
+        if self.tol == 0:
+            return "only the exact value is accepted"
         if self.tol_kind == "rel":
             return f"within {self.tol * 100:g}% is accepted"
         return f"±{self.tol:g} {self.unit} is accepted"
