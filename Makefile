@@ -35,7 +35,7 @@ bench: $(STAMP)
 
 sheets: $(STAMP)
 	mkdir -p out/sheets
-	for d in gear_trains clock_reading physical_stability; do $(BIN)/grip sheet $$d --n 12 --out out/sheets/$$d.png; done
+	for d in $$($(BIN)/grip list | cut -d' ' -f1); do $(BIN)/grip sheet $$d --n 12 --out out/sheets/$$d.png; done
 
 clean:
 	rm -rf $(VENV) out build *.egg-info
