@@ -1,5 +1,5 @@
 """projectile_motion: the outcome rule against an independent time-stepped flight of a true disc, metamorphic
-relations (mirror, translation, wall height, slower launch), the sampler's guarantees, and examples worked on
+relations (mirror, translation, wall height, changed launch speed), the sampler's guarantees, and examples worked on
 paper."""
 from __future__ import annotations
 
@@ -85,8 +85,11 @@ def test_outcomes_and_landing_agree_with_a_time_stepped_flight(seed, level):
 @given(seeds, levels, st.floats(6.0, 19.0))
 def test_rule_agrees_with_the_flight_for_any_wall_away_from_its_boundaries(seed, level, near):
     # Any wall, not just the sampler's, with tops around the ball's height at the wall face: wherever the
-    # square-ball rule is more than 0.08 m from its two class boundaries (the true disc differs from it by < 0.04 m
-    # at the wall's top corner, and one step moves the ball < 0.02 m), the disc's first contact gives the same class.
+    # square-ball rule is more than 0.16 m from its two class boundaries, the disc's first contact gives the same
+    # class. The square rule asks for r of vertical clearance over the span widened by r; a true disc passing a top
+    # corner on a steep path needs less (it touches the corner only at distance r), so the two can differ by up to
+    # r = 0.15 m there (seen: a 58-degree descent after a faster relaunch), plus < 0.02 m per simulation step. The
+    # sampler's 0.4 m outcome margins are wider than that gap, so no sampled answer depends on it.
     s = scene_of(seed, level)
     if s is None:
         return
@@ -100,7 +103,7 @@ def test_rule_agrees_with_the_flight_for_any_wall_away_from_its_boundaries(seed,
                         wall_x_m=scene.launch_x_m + scene.facing * near - (0.3 if scene.facing < 0 else 0.0))
             land = abs(pm.landing_s(w) + 0.15 - near)
             over = min(pm.height_at(w, x) - 0.15 - height for x in np.linspace(near - 0.15, near + 0.45, 61))
-            if land < 0.08 or (pm.landing_s(w) + 0.15 >= near and abs(over) < 0.08):
+            if land < 0.08 or (pm.landing_s(w) + 0.15 >= near and abs(over) < 0.16):
                 continue
             assert pm.outcome_of(w) == simulate(w)[0]
 
@@ -171,21 +174,40 @@ def test_a_taller_wall_never_raises_the_outcome_and_a_lower_one_never_lowers_it(
         assert pm.outcome_of(replace(s, wall_h_m=s.wall_h_m + dh)) == pm.LANDS
 
 
-@given(seeds, levels, st.sampled_from(pm.SLOW_FACTORS))
-def test_q5_is_the_same_rule_on_the_slower_launch(seed, level, factor):
+@given(seeds, levels, st.sampled_from(pm.SLOWER + pm.FASTER))
+def test_q5_is_the_same_rule_on_the_changed_launch(seed, level, factor):
     s = scene_of(seed, level)
     if s is None:
         return
-    s = replace(s, slow_factor=factor)
-    slow = replace(s, speed_mps=round(s.speed_mps * factor, 2))
-    assert pm.edit(s) == slow and slow != s
+    s = replace(s, speed_factor=factor)
+    changed = replace(s, speed_mps=round(s.speed_mps * factor, 2))
+    assert pm.edit(s) == changed and changed != s
     lad = pm.ladder(s)
-    assert lad.rungs[4].answer == pm.wall_outcome(slow) == pm.counterfactual(pm.edit(s))
-    assert lad.rungs[4].margin == pm.outcome_margin(slow)
+    assert lad.rungs[4].answer == pm.wall_outcome(changed) == pm.counterfactual(pm.edit(s))
+    assert lad.rungs[4].margin == pm.outcome_margin(changed)
     assert lad.rungs[4].text != lad.rungs[3].text
-    # a slower launch at the same angle flies lower at every distance, so the outcome can only move down
-    assert ORDER[pm.outcome_of(slow)] <= ORDER[pm.outcome_of(s)]
-    assert pm.landing_s(slow) < pm.landing_s(s)
+    # at the same angle a slower launch flies lower at every distance (the outcome can only move down), a faster
+    # one higher (only up)
+    if factor < 1:
+        assert ORDER[pm.outcome_of(changed)] <= ORDER[pm.outcome_of(s)]
+        assert pm.landing_s(changed) < pm.landing_s(s)
+    else:
+        assert ORDER[pm.outcome_of(changed)] >= ORDER[pm.outcome_of(s)]
+        assert pm.landing_s(changed) > pm.landing_s(s)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seeds, levels)
+def test_q5_never_copies_q4_for_free(seed, level):
+    """A ball that lands short is relaunched faster and one that clears slower, so Q5 always needs the flight."""
+    s = scene_of(seed, level)
+    if s is None:
+        return
+    q4 = pm.outcome_of(s)
+    if q4 == pm.LANDS:
+        assert s.speed_factor > 1
+    if q4 == pm.CLEARS:
+        assert s.speed_factor < 1
 
 
 # --- the sampler ----------------------------------------------------------------------------------------------
@@ -246,7 +268,7 @@ def test_drawing_leaves_the_safe_border_blank(seed, level):
 
 def ground_launch(wall_x: float, wall_h: float, factor: float = 0.5) -> pm.Scene:
     return pm.Scene(level=2, facing=1, launch_x_m=0.0, launch_y_m=0.15, speed_mps=10.0, angle_deg=30.0, dt_s=0.25,
-                    steps=4, wall_x_m=wall_x, wall_h_m=wall_h, slow_factor=factor)
+                    steps=4, wall_x_m=wall_x, wall_h_m=wall_h, speed_factor=factor)
 
 
 def test_ground_launch_lands_before_a_far_wall():
@@ -287,7 +309,7 @@ def test_raised_launch_clears_and_the_slower_launch_hits():
     # 0.078125 s^2 - s - 0.85 = 0, s = (1 + 1.125) / 0.15625 = 13.6 (past the wall); y(9.85) = 3.2701,
     # y(10.45) = 2.9186 -> bottom 2.23..1.88 m below the top -> hits, margin 1.88 m.
     s = pm.Scene(level=2, facing=1, launch_x_m=0.0, launch_y_m=1.0, speed_mps=14.0, angle_deg=45.0, dt_s=0.25,
-                 steps=4, wall_x_m=10.0, wall_h_m=5.0, slow_factor=0.8)
+                 steps=4, wall_x_m=10.0, wall_h_m=5.0, speed_factor=0.8)
     lad = pm.ladder(s)
     assert lad.rungs[3].answer.value == pm.CLEARS
     assert lad.rungs[3].margin.value == pytest.approx(0.8399, abs=1e-3)
