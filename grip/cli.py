@@ -68,8 +68,10 @@ def _grain_option(value: str) -> int | None:
 
 
 @main.command()
-@click.option("--domain", "domain", required=True, help="Domain id (see `grip list`).")
-@click.option("--n", "n", type=int, required=True, help="Number of items (images).")
+@click.option("--domain", "domain", default=None, help="Domain id (see `grip list`).")
+@click.option("--n", "n", type=int, default=None, help="Number of items (images).")
+@click.option("--manifest", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Build a whole release from a recipe (manifests/*.toml) instead of --domain/--n.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("out"), show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Base seed (the release name).")
 @click.option("--level", type=int, default=None, help="Fix the difficulty level (default: levels 1-3 in turn).")
@@ -78,17 +80,92 @@ def _grain_option(value: str) -> int | None:
               help="Grain copies (sigma 15/25/40) for the first K items, or 'all'.")
 @click.option("--grain", "grain_all", type=click.Choice(["all"]), default=None, help="Same as --grain-subset all.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.pass_context
 @friendly
-def build(domain, n, out, seed, level, workers, grain_subset, grain_all, quiet):
-    """Build (or resume) an item store: images, items.jsonl, build.json, grain copies."""
+def build(ctx, domain, n, manifest, out, seed, level, workers, grain_subset, grain_all, quiet):
+    """Build (or resume) an item store: images, items.jsonl, build.json, grain copies. With --manifest, every
+    domain of a release recipe, one store per domain under --out."""
+    progress = not quiet and sys.stderr.isatty()
+    if manifest is not None:
+        from click.core import ParameterSource
+        clash = [f"--{p.replace('_', '-')}" for p in ("domain", "n", "seed", "level", "grain_subset", "grain_all")
+                 if ctx.get_parameter_source(p) not in (ParameterSource.DEFAULT, None)]
+        if clash:
+            _fail(f"--manifest sets domains, counts, seeds, levels and grain; leave out {', '.join(clash)}")
+        from grip.release import build_release
+        res = build_release(manifest, out, workers=workers, progress=progress, on_domain=_report_build)
+        click.echo(f"{res.out}: release {res.recipe.name!r}, {len(res.results)} domains, "
+                   f"{sum(r.n for r in res.results)} items")
+        return
+    if domain is None or n is None:
+        _fail("give --domain and --n, or --manifest FILE")
     from grip.builder import build as run_build
     k = None if grain_all == "all" else _grain_option(grain_subset)
-    res = run_build(domain, n, out, seed=seed, level=level, workers=workers, grain_subset=k,
-                    progress=not quiet and sys.stderr.isatty())
+    res = run_build(domain, n, out, seed=seed, level=level, workers=workers, grain_subset=k, progress=progress)
+    _report_build(res)
+
+
+def _report_build(res) -> None:
     rate = f"{res.built / res.seconds:.1f} items/s" if res.built and res.seconds > 0 else "nothing to do"
     rej = res.summary["attempts"]["total"] - res.summary["items"]
     click.echo(f"{res.domain_dir}: {res.n} items ({res.built} built, {res.resumed} already there) in "
                f"{res.seconds:.1f} s, {rate}; {rej} candidate scenes rejected")
+
+
+@main.command("export")
+@click.argument("out_dir", type=click.Path(path_type=Path))
+@click.option("--to", "hub_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder to write the Hub layout into (replaced whole if it holds an earlier export).")
+@click.option("--core", type=int, default=None, help="Core subset size (default: the recipe's, else 20).")
+@click.option("--name", default=None, help="Dataset name on the card (default: the recipe's, else GRIP).")
+@click.option("--license", "license_", default=None, help="License id for the card (default: cc-by-4.0).")
+@friendly
+def export_cmd(out_dir, hub_dir, core, name, license_):
+    """Turn item stores (a `grip build` folder) into the Hub layout: parquet shards per domain and a card."""
+    if hub_dir is None:
+        _fail("give the folder to write the Hub layout into: --to HUB_DIR")
+    from grip.hub import export
+    res = export(out_dir, hub_dir, core=core, name=name, license=license_)
+    for d, info in res.index["domains"].items():
+        parts = ", ".join(f"{s} {si['rows']} rows in {len(si['shards'])} shard(s)" for s, si in info["splits"].items())
+        click.echo(f"{d}: {parts}")
+    size = sum(sh["bytes"] for info in res.index["domains"].values() for si in info["splits"].values()
+               for sh in si["shards"])
+    click.echo(f"{res.hub_dir}: {len(res.index['domains'])} configs, {size / 2**20:.1f} MiB; README.md card written")
+
+
+@main.command("push")
+@click.argument("hub_dir", type=click.Path(path_type=Path))
+@click.option("--repo", default=None, help="Dataset repository ORG/NAME.")
+@click.option("--private", is_flag=True, help="Create the repository private.")
+@click.option("--revision", default=None, help="Tag the pushed commit with this name (e.g. v1.0).")
+@friendly
+def push_cmd(hub_dir, repo, private, revision):
+    """Upload an export to the Hugging Face Hub in one commit (token from HF_TOKEN or `hf auth login`)."""
+    if repo is None:
+        _fail("give the dataset repository to push to: --repo ORG/NAME")
+    from grip.hub import push
+    res = push(hub_dir, repo, private=private, revision=revision)
+    click.echo(f"pushed {hub_dir} to {repo} (commit {res.commit}" + (f", tag {res.revision}" if res.revision else "")
+               + ")")
+    click.echo(res.url)
+
+
+@main.command("download")
+@click.argument("repo")
+@click.option("--domain", default=None, help="Fetch only this domain's config.")
+@click.option("--revision", default=None, help="Branch, tag or commit (default: main).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Local folder (default: ./NAME).")
+@friendly
+def download_cmd(repo, domain, revision, out):
+    """Fetch an export from the Hub and check every shard's sha256; load it with
+    datasets.load_dataset(FOLDER, DOMAIN) or directly with load_dataset(REPO, DOMAIN)."""
+    from grip.hub import download
+    path, index = download(repo, domain=domain, revision=revision, out=out)
+    doms = [domain] if domain else list(index["domains"])
+    rows = sum(si["rows"] for d in doms for si in index["domains"][d]["splits"].values())
+    click.echo(f"{path}: {', '.join(doms)} ({rows} rows, sha256 checked)")
 
 
 def _item(domain: str, index: int, seed: int, level: int | None):

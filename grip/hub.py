@@ -1,0 +1,666 @@
+"""The Hugging Face Hub copy of a build (DESIGN.md section 6): export, dataset card, push, download.
+
+    <hub_dir>/README.md                                    dataset card generated from code (YAML configs + infos)
+    <hub_dir>/grip-export.json                             shard index: rows, bytes, sha256 of every shard
+    <hub_dir>/<domain>/test-00000-of-0000N.parquet         the items, PNG bytes embedded
+    <hub_dir>/<domain>/test_grain-00000-of-0000N.parquet   grain copies of the grain subset (sigma 15/25/40)
+
+One config per domain. Both splits share one schema (a config has one `features`): an item row has
+`grain_sigma` 0 and `source_id` equal to its own id; a grain row points at its item through `source_id`. Grain is a
+split of its own rather than extra image columns because it exists for the first K items only: columns would be
+null on most rows and every reader of `test` would download three noisy images it does not need.
+
+`datasets`, `huggingface_hub` and `pyarrow` are imported inside the functions: `grip list` must stay light.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from grip import GripError, __version__
+from grip.manifest import StoreError, grain_rel, load_store, sha256_bytes
+
+SPLIT = "test"
+GRAIN_SPLIT = "test_grain"
+INDEX_FILE = "grip-export.json"
+FORMAT = "grip-hub/1"
+# Shards stay well under the Hub's 500 MB advice, row groups near the viewer's ~100 MB limit with room to spare.
+MAX_SHARD_BYTES = 256 * 2**20
+ROW_GROUP_BYTES = 64 * 2**20
+DEFAULT_CORE = 20
+DEFAULT_LICENSE = "cc-by-4.0"
+DEFAULT_NAME = "GRIP"
+SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+                   (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"))
+REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+class HubError(GripError):
+    pass
+
+
+# --- schema --------------------------------------------------------------------------------------------------
+
+def features():
+    """The row schema of every config and split (datasets.Features)."""
+    from datasets import Features, Image, List, Value
+    margin = {"value": Value("float64"), "unit": Value("string"), "threshold": Value("float64"),
+              "boundary": Value("string")}
+    question = {
+        "position": Value("int32"),        # 1..5 the rungs, 6 the open question
+        "rung": Value("string"),           # observe relate measure integrate counterfactual open
+        "id": Value("string"),
+        "text": Value("string"),
+        "instruction": Value("string"),    # verbatim format text appended to the prompt
+        "answer_type": Value("string"),    # count number choice ordered record
+        "answer": Value("string"),         # typed answer as JSON: grip.answers.answer_from_json(json.loads(...))
+        "answer_text": Value("string"),    # the reference answer written as a model should write it
+        "unit": Value("string"),           # number answers only
+        "tolerance": Value("float64"),     # number answers only
+        "tolerance_kind": Value("string"),  # "abs" or "rel", number answers only
+        "margin": margin,
+        "edit": Value("string"),           # the scene edit of the counterfactual rung
+    }
+    return Features({
+        "id": Value("string"),
+        "source_id": Value("string"),      # the item a grain copy was made from (its own id on item rows)
+        "grain_sigma": Value("int32"),     # 0 on item rows
+        "domain": Value("string"),
+        "family": Value("string"),
+        "index": Value("int32"),
+        "core": Value("bool"),             # index < core: the core subset the evaluation protocols use
+        "level": Value("int32"),
+        "seed": Value("uint64"),
+        "image": Image(),
+        "image_sha256": Value("string"),
+        "width": Value("int32"),
+        "height": Value("int32"),
+        "scene": Value("string"),          # the latent scene state as JSON (exact round trip)
+        "margin_min": Value("float64"),
+        "questions": List(question),
+    })
+
+
+def _question(q: dict) -> dict:
+    from grip.answers import answer_from_json
+    a = q["answer"]
+    num = a.get("type") == "number"
+    return {"position": q["position"], "rung": q["rung"], "id": q["id"], "text": q["text"],
+            "instruction": q["instruction"], "answer_type": a["type"],
+            "answer": json.dumps(a, sort_keys=True, separators=(",", ":")),
+            "answer_text": answer_from_json(a).reference_text(),
+            "unit": a["unit"] if num else None, "tolerance": float(a["tol"]) if num else None,
+            "tolerance_kind": a.get("tol_kind", "abs") if num else None,
+            "margin": {"value": float(q["margin"]["value"]), "unit": q["margin"]["unit"],
+                       "threshold": float(q["margin"]["threshold"]), "boundary": q["margin"].get("boundary", "")},
+            "edit": q.get("edit")}
+
+
+def hub_row(row: dict, png: bytes, core: int, sigma: int = 0) -> dict:
+    """One Hub row from one item-store row (and the PNG bytes of the item or of one of its grain copies)."""
+    rid = row["id"] if sigma == 0 else f"{row['id']}_s{sigma}"
+    return {"id": rid, "source_id": row["id"], "grain_sigma": sigma, "domain": row["domain"],
+            "family": row["family"], "index": row["index"], "core": row["index"] < core, "level": row["level"],
+            "seed": row["seed"], "image": {"bytes": png, "path": f"{rid}.png"}, "image_sha256": sha256_bytes(png),
+            "width": row["width"], "height": row["height"],
+            "scene": json.dumps(row["scene"], sort_keys=True, separators=(",", ":")),
+            "margin_min": float(row["margin_min"]), "questions": [_question(q) for q in row["questions"]]}
+
+
+def item_row(hub: dict) -> dict:
+    """The inverse view: a row read from the Hub (datasets or parquet) back in item-store shape (scene and answers
+    as dicts, margins as {value, unit, threshold, boundary}); images are left out."""
+    return {"id": hub["source_id"], "domain": hub["domain"], "family": hub["family"], "index": hub["index"],
+            "seed": hub["seed"], "level": hub["level"], "width": hub["width"], "height": hub["height"],
+            "scene": json.loads(hub["scene"]), "margin_min": hub["margin_min"],
+            "questions": [{"position": q["position"], "rung": q["rung"], "id": q["id"], "text": q["text"],
+                           "instruction": q["instruction"], "answer": json.loads(q["answer"]),
+                           "margin": dict(q["margin"]), "edit": q["edit"]} for q in hub["questions"]]}
+
+
+# --- reading the item stores ---------------------------------------------------------------------------------
+
+@dataclass
+class Store:
+    domain: str
+    path: Path
+    rows: list
+    build: dict
+    grain_items: int
+    sigmas: tuple
+
+
+def find_stores(out_dir: Path) -> list[Store]:
+    """The item stores under a build folder (or the folder itself when it is one store), in registry order, each
+    validated: rows, build.json of a finished build, every image and grain copy present."""
+    from grip.domains import ids
+    out_dir = Path(out_dir)
+    if not out_dir.is_dir():
+        raise StoreError(f"{out_dir}: no such folder")
+    dirs = [out_dir] if (out_dir / "items.jsonl").is_file() else sorted(
+        p for p in out_dir.iterdir() if p.is_dir() and (p / "items.jsonl").is_file())
+    if not dirs:
+        raise StoreError(f"{out_dir}: no item store in it (no <domain>/items.jsonl); not a grip build folder")
+    known = ids()
+    stores = []
+    for d in dirs:
+        rows = load_store(d)
+        if not rows:
+            raise StoreError(f"{d}: items.jsonl holds no items")
+        domain = rows[0]["domain"]
+        if any(r["domain"] != domain for r in rows):
+            raise StoreError(f"{d}: rows of more than one domain; the item store is corrupt")
+        if domain not in known:
+            raise StoreError(f"{d}: domain {domain!r} is not registered; `grip list` shows the registered ones")
+        if d != out_dir and d.name != domain:
+            raise StoreError(f"{d}: holds items of {domain!r}; a store folder is named after its domain")
+        try:
+            build = json.loads((d / "build.json").read_text())
+            grain = build["grain"]
+            k, sigmas = int(grain["items"]), tuple(int(s) for s in grain["sigmas"])
+        except (OSError, ValueError, KeyError, TypeError):
+            raise StoreError(f"{d}: no readable build.json; the build did not finish (rerun it to resume)") from None
+        if build.get("items") != len(rows):
+            raise StoreError(f"{d}: build.json counts {build.get('items')} items, items.jsonl {len(rows)}; "
+                             f"rerun the build to finish it")
+        for r in rows:
+            if not (d / r["image"]).is_file():
+                raise StoreError(f"{d / r['image']}: image missing; the item store is incomplete")
+            for s in sigmas if r["index"] < k else ():
+                if not (d / grain_rel(r["id"], s)).is_file():
+                    raise StoreError(f"{d / grain_rel(r['id'], s)}: grain copy missing; rerun the build")
+        stores.append(Store(domain, d, rows, build, min(k, len(rows)), sigmas))
+    doms = [s.domain for s in stores]
+    if len(set(doms)) != len(doms):
+        raise StoreError(f"{out_dir}: more than one store of the same domain")
+    return sorted(stores, key=lambda s: known.index(s.domain))
+
+
+def _read_png(store: Store, rel: str, sha: str | None) -> bytes:
+    data = (store.path / rel).read_bytes()
+    if sha is not None and sha256_bytes(data) != sha:
+        raise StoreError(f"{store.path / rel} differs from its row's sha256; the item store is corrupt")
+    return data
+
+
+# --- export --------------------------------------------------------------------------------------------------
+
+def _shard_plan(sizes: list[int]) -> list[tuple[int, int]]:
+    """Consecutive [start, stop) row ranges whose payload stays under MAX_SHARD_BYTES (at least one row each)."""
+    plan, start, acc = [], 0, 0
+    for i, s in enumerate(sizes):
+        if i > start and acc + s > MAX_SHARD_BYTES:
+            plan.append((start, i))
+            start, acc = i, 0
+        acc += s
+    plan.append((start, len(sizes)))
+    return plan
+
+
+def _write_split(dest: Path, rel_dir: str, split: str, make_rows, sizes: list[int]) -> dict:
+    """Write one split as shards `<rel_dir>/<split>-0000k-of-0000N.parquet`; `make_rows(start, stop)` yields the
+    rows of a range (so only one shard is in memory at a time)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    schema = features().arrow_schema
+    plan = _shard_plan(sizes)
+    shards, nbytes = [], 0
+    for k, (a, b) in enumerate(plan):
+        rel = f"{rel_dir}/{split}-{k:05d}-of-{len(plan):05d}.parquet"
+        table = pa.Table.from_pylist(list(make_rows(a, b)), schema=schema)
+        per_row = max(1, sum(sizes[a:b]) // max(1, b - a))
+        group = max(1, min(b - a, ROW_GROUP_BYTES // per_row))
+        path = dest / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, path, row_group_size=group, compression="snappy", write_page_index=True)
+        data = path.read_bytes()
+        shards.append({"path": rel, "rows": b - a, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()})
+        nbytes += table.nbytes
+    return {"rows": len(sizes), "num_bytes": nbytes, "download_size": sum(s["bytes"] for s in shards),
+            "shards": shards}
+
+
+@dataclass
+class ExportResult:
+    hub_dir: Path
+    index: dict
+    card: str
+
+
+def _release_info(out_dir: Path) -> dict:
+    """The recipe a `grip build --manifest` left in the build folder (release.json), if any."""
+    p = Path(out_dir) / "release.json"
+    if not p.is_file():
+        return {}
+    try:
+        return json.loads(p.read_text())
+    except ValueError:
+        raise StoreError(f"{p}: not valid JSON") from None
+
+
+def export(out_dir: Path, hub_dir: Path, core: int | None = None, name: str | None = None,
+           license: str | None = None) -> ExportResult:
+    """Turn the item stores under `out_dir` into the Hub layout in `hub_dir` (replaced whole, atomically)."""
+    out_dir, hub_dir = Path(out_dir), Path(hub_dir)
+    stores = find_stores(out_dir)
+    release = _release_info(out_dir)
+    core = int(core if core is not None else release.get("core", DEFAULT_CORE))
+    if core < 0:
+        raise GripError(f"--core must be >= 0, got {core}")
+    name = name or release.get("name") or DEFAULT_NAME
+    license = license or release.get("license") or DEFAULT_LICENSE
+    if hub_dir.exists() and (not hub_dir.is_dir() or (any(hub_dir.iterdir())
+                                                       and not (hub_dir / INDEX_FILE).is_file())):
+        raise GripError(f"{hub_dir} exists and is not an earlier grip export; choose an empty or new folder")
+    if hub_dir.resolve() == out_dir.resolve() or out_dir.resolve() in hub_dir.resolve().parents:
+        raise GripError(f"--to {hub_dir} lies inside the build folder {out_dir}; choose a folder outside it")
+    tmp = hub_dir.with_name(f".tmp-{hub_dir.name}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        domains = {}
+        for st in stores:
+            img_sizes = [(st.path / r["image"]).stat().st_size + 8192 for r in st.rows]
+
+            def items(a, b, st=st):
+                for r in st.rows[a:b]:
+                    yield hub_row(r, _read_png(st, r["image"], r["sha256"]), core)
+            grain_keys = [(r, s) for r in st.rows[:st.grain_items] for s in st.sigmas]
+            grain_sizes = [(st.path / grain_rel(r["id"], s)).stat().st_size + 8192 for r, s in grain_keys]
+
+            def grains(a, b, st=st, keys=grain_keys):
+                for r, s in keys[a:b]:
+                    yield hub_row(r, _read_png(st, grain_rel(r["id"], s), None), core, sigma=s)
+            splits = {SPLIT: _write_split(tmp, st.domain, SPLIT, items, img_sizes)}
+            if grain_keys:
+                splits[GRAIN_SPLIT] = _write_split(tmp, st.domain, GRAIN_SPLIT, grains, grain_sizes)
+            rungs = {}
+            for r in st.rows:
+                for q in r["questions"]:
+                    rungs.setdefault(str(q["position"]), set()).add(q["id"])
+            domains[st.domain] = {
+                "family": st.rows[0]["family"], "items": len(st.rows), "core": min(core, len(st.rows)),
+                "grain_items": st.grain_items, "grain_sigmas": list(st.sigmas),
+                "question_ids": {p: sorted(v) for p, v in sorted(rungs.items())},
+                "answer_types": sorted({q["answer"]["type"] for r in st.rows for q in r["questions"]}),
+                "build": {k: st.build.get("arguments", {}).get(k) for k in ("seed", "release", "level", "n")},
+                "provenance": st.build.get("provenance", {}),
+                "splits": splits,
+            }
+        index = {"format": FORMAT, "name": name, "license": license, "core": core,
+                 "release": {k: v for k, v in release.items() if k != "provenance"},
+                 "export": _export_provenance(), "domains": domains}
+        card = dataset_card(index, stores)
+        (tmp / "README.md").write_text(card, encoding="utf-8")
+        (tmp / INDEX_FILE).write_text(json.dumps(index, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        old = hub_dir.with_name(f".old-{hub_dir.name}")
+        shutil.rmtree(old, ignore_errors=True)
+        if hub_dir.exists():
+            os.replace(hub_dir, old)
+        os.replace(tmp, hub_dir)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return ExportResult(hub_dir, index, card)
+
+
+def _export_provenance() -> dict:
+    import datasets
+    import huggingface_hub
+    import pyarrow
+    return {"grip": __version__, "datasets": datasets.__version__, "huggingface_hub": huggingface_hub.__version__,
+            "pyarrow": pyarrow.__version__}
+
+
+# --- the dataset card ----------------------------------------------------------------------------------------
+
+ANSWER_TYPES = {
+    "count": ("Count", "a whole number", "exact"),
+    "number": ("Number", "a number in the stated unit, rounded as stated",
+               "abs(x - v) <= tolerance (`tolerance_kind` abs, or rel = a fraction of v); circular for angles"),
+    "choice": ("Choice", "one of the listed options", "normalised text (case, whitespace, a small reviewed synonym "
+               "table per question)"),
+    "ordered": ("Ordered", "a comma-separated list", "element-wise in order (or as a set when the order is "
+                "canonical)"),
+    "record": ("Record", "`name=value; name=value`", "field by field, each with its own type; a missing field is "
+               "wrong"),
+}
+
+
+def size_category(n: int) -> str:
+    for bound, label in SIZE_CATEGORIES:
+        if n < bound:
+            return label
+    return "n>1T" if n > 10**12 else "100M<n<1B"
+
+
+def card_yaml(index: dict) -> dict:
+    """The YAML header: configs (one per domain, the first default), dataset_info generated from the schema and
+    the shard index, task category, license, size category."""
+    from datasets import DatasetInfo, SplitDict, SplitInfo
+    from datasets.info import DatasetInfosDict
+    from huggingface_hub import DatasetCardData
+    doms = index["domains"]
+    configs = []
+    for k, (d, info) in enumerate(doms.items()):
+        c = {"config_name": d, "data_files": [{"split": s, "path": f"{d}/{s}-*"} for s in info["splits"]]}
+        if k == 0:
+            c["default"] = True
+        configs.append(c)
+    infos = DatasetInfosDict()
+    for d, info in doms.items():
+        splits = SplitDict()
+        for s, si in info["splits"].items():
+            splits.add(SplitInfo(name=s, num_bytes=si["num_bytes"], num_examples=si["rows"]))
+        infos[d] = DatasetInfo(features=features(), splits=splits,
+                               download_size=sum(si["download_size"] for si in info["splits"].values()),
+                               dataset_size=sum(si["num_bytes"] for si in info["splits"].values()))
+    card = DatasetCardData()
+    infos.to_dataset_card_data(card)
+    dataset_info = card["dataset_info"]
+    if isinstance(dataset_info, dict):  # datasets writes a bare mapping for one config; keep one shape
+        dataset_info = [{"config_name": next(iter(doms)), **dataset_info}]
+    total = sum(si["rows"] for info in doms.values() for si in info["splits"].values())
+    return {
+        "pretty_name": index["name"],
+        "license": index["license"],
+        "language": ["en"],
+        "task_categories": ["visual-question-answering"],
+        "size_categories": [size_category(total)],
+        "tags": ["visual-reasoning", "synthetic", "procedural", "benchmark"],
+        "configs": configs,
+        "dataset_info": dataset_info,
+    }
+
+
+def dataset_card(index: dict, stores: list[Store] | None = None) -> str:
+    import yaml
+    from grip.domain import RUNG_NAMES
+    from grip.domains import FAMILIES, REGISTRY, family_of, ids
+    head = yaml.safe_dump(card_yaml(index), sort_keys=False, allow_unicode=True, width=120)
+    doms = index["domains"]
+    first = next(iter(doms))
+    titles = {}
+    for d in doms:
+        try:
+            from grip.domains import get
+            titles[d] = get(d).title
+        except Exception:  # a title is decoration; the card must not depend on every module importing
+            titles[d] = ""
+    L = [f"# {index['name']}", "",
+         "Procedural visual-reasoning scenes with exact ground truth. Every image carries a five-rung question "
+         "ladder and an open question; every answer is computed in closed form from the scene's latent state "
+         "(stored with the item), with the margin to the nearest decision boundary recorded. Generated by "
+         f"grip {index['export']['grip']}.", "",
+         "## Load one domain", "", "```python", "from datasets import load_dataset",
+         f'ds = load_dataset("<org>/<name>", "{first}")          # splits: '
+         + ", ".join(doms[first]["splits"]),
+         'row = ds["test"][0]',
+         'row["image"]                      # PIL image (PNG bytes as generated, no metadata)',
+         'q = row["questions"][2]           # rung 3',
+         'q["text"], q["instruction"], q["answer_text"]',
+         "", "# exact scoring with grip's typed answers (pip install grip-bench)",
+         "import json; from grip.answers import answer_from_json",
+         'a = answer_from_json(json.loads(q["answer"]))',
+         'a.matches(a.parse(model_response))   # reads the last `ANSWER:` line', "```", "",
+         f"The core subset is the items with `core == True` (index < {index['core']}): the items the evaluation "
+         "protocols use and the items with grain copies.", "",
+         "## Families and domains", "",
+         "Every registered domain, by family; the ones in this release are configs of this dataset.", "",
+         "| family | domain | title | items | grain copies |", "|---|---|---|---|---|"]
+    for fam in FAMILIES:
+        members = [d for d in ids() if (REGISTRY[d][0] if d in REGISTRY else family_of(d)) == fam]
+        for d in members:
+            if d in doms:
+                info = doms[d]
+                L.append(f"| {fam} | `{d}` | {titles.get(d, '')} | {info['items']} | "
+                         f"{info['grain_items']} x sigma {'/'.join(map(str, info['grain_sigmas']))} |")
+            else:
+                L.append(f"| {fam} | {d} | (not in this release) | 0 | 0 |")
+    L += ["", "## The ladder", "",
+          "Each image has six questions, in `questions` by `position`: five rungs of increasing depth and one open "
+          "question. A question's `text` holds no answer; `instruction` is the verbatim format text to append.",
+          "", "| position | rung | " + " | ".join(f"`{d}`" for d in doms) + " |",
+          "|---|---|" + "---|" * len(doms)]
+    for p, rung in RUNG_NAMES.items():
+        L.append(f"| {p} | {rung} | " + " | ".join(", ".join(doms[d]["question_ids"].get(str(p), []))
+                                                   for d in doms) + " |")
+    L += ["", "Rung 5 is counterfactual: its `edit` describes a change to the scene, and its answer is computed on "
+          "the edited scene. The open question is a record of checkable slots plus free `JUSTIFICATION:` and "
+          "`CONFIDENCE:` lines that are not scored.", "",
+          "## Answer types", "",
+          "`answer_type` names the type and `answer` holds it as JSON (value, tolerance, unit, options...). A "
+          "model ends its response with a line `ANSWER: ...`; an unreadable answer is its own outcome, never "
+          "counted as wrong or right.", "", "| type | written as | compared |", "|---|---|---|"]
+    used = sorted({t for info in doms.values() for t in info["answer_types"]})
+    for t in used:
+        name, written, cmp = ANSWER_TYPES.get(t, (t, "", ""))
+        L.append(f"| `{t}` ({name}) | {written} | {cmp} |")
+    L += ["", "## Margins", "",
+          "`margin` is the distance from the scene to the nearest boundary that would change the answer or make it "
+          "unreadable (degrees to a rounding tie, pixels between two counted objects, relative gap between two "
+          "values...), with its `unit`, the `threshold` the generator demanded and a description of the "
+          "`boundary`. A scene was kept only if every question's margin was at least its threshold; "
+          "`margin_min` is the smallest value/threshold ratio over the six questions.", "",
+          "## Grain levels", "",
+          f"Split `{GRAIN_SPLIT}` holds copies of the grain subset with deterministic monochrome Gaussian grain "
+          "(one N(0,1) field per image, seeded by its file name, scaled by `grain_sigma` and added to all three "
+          "channels). `source_id` names the item in `test` (where `grain_sigma` is 0); the same field is used at "
+          "every sigma, so levels are paired within an image. Questions and answers are the item's.", "",
+          "## Reproducing this release", "",
+          "Item *i* of a domain is a pure function of (seed, domain, i): the same bytes on every rebuild.", "",
+          "| domain | seed | level | items | grip | git commit | cairo | pycairo | numpy | pillow | shapely |",
+          "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for d, info in doms.items():
+        b, pv = info["build"], info["provenance"]
+        L.append(f"| `{d}` | {b.get('seed')} | {b.get('level') or '1-3 in turn'} | {info['items']} | "
+                 f"{pv.get('grip', '')} | {pv.get('git_commit', '')}{' (dirty)' if pv.get('git_dirty') else ''} | "
+                 f"{pv.get('cairo', '')} | {pv.get('pycairo', '')} | {pv.get('numpy', '')} | "
+                 f"{pv.get('pillow', '')} | {pv.get('shapely', '')} |")
+    ex = index["export"]
+    L += ["", f"Exported with grip {ex['grip']}, datasets {ex['datasets']}, huggingface_hub "
+          f"{ex['huggingface_hub']}, pyarrow {ex['pyarrow']}."]
+    if index.get("release"):
+        rel = index["release"]
+        L += ["", f"Release recipe: `manifests/{rel.get('manifest', '')}` (sha256 `{rel.get('manifest_sha256', '')}`);"
+              f" rebuild with `grip build --manifest manifests/{rel.get('manifest', '')} --out DIR`."]
+    L += ["", "`grip-export.json` lists every shard with its row count, size and sha256.", ""]
+    return "---\n" + head + "---\n\n" + "\n".join(L)
+
+
+# --- reading an export back ----------------------------------------------------------------------------------
+
+def read_index(hub_dir: Path) -> dict:
+    p = Path(hub_dir) / INDEX_FILE
+    if not (Path(hub_dir) / "README.md").is_file() or not p.is_file():
+        raise HubError(f"{hub_dir}: no README.md and {INDEX_FILE}; not a grip export (run `grip export` first)")
+    try:
+        index = json.loads(p.read_text())
+    except ValueError:
+        raise HubError(f"{p}: not valid JSON; export again") from None
+    if not isinstance(index, dict) or index.get("format") != FORMAT:
+        raise HubError(f"{p}: not a {FORMAT} index; export again with this grip")
+    return index
+
+
+def check_export(hub_dir: Path, hash_files: bool = False, domains: list[str] | None = None) -> dict:
+    """Every shard the index lists is there with its size (and sha256 when `hash_files`)."""
+    index = read_index(hub_dir)
+    for d, info in index["domains"].items():
+        if domains is not None and d not in domains:
+            continue
+        for s in info["splits"].values():
+            for sh in s["shards"]:
+                p = Path(hub_dir) / sh["path"]
+                if not p.is_file() or p.stat().st_size != sh["bytes"]:
+                    raise HubError(f"{p}: missing or not the size {INDEX_FILE} records; export again")
+                if hash_files and hashlib.sha256(p.read_bytes()).hexdigest() != sh["sha256"]:
+                    raise HubError(f"{p}: sha256 differs from {INDEX_FILE}; the copy is corrupt")
+    return index
+
+
+# --- push and download ---------------------------------------------------------------------------------------
+
+def _http_errors():
+    import httpx2
+    from huggingface_hub.errors import HfHubHTTPError
+    return HfHubHTTPError, httpx2.HTTPError
+
+
+def _why(e: Exception) -> str:
+    resp = getattr(e, "response", None)
+    status = getattr(resp, "status_code", None)
+    msg = ""
+    if resp is not None:
+        msg = resp.headers.get("X-Error-Message") or ""
+        if not msg:
+            try:
+                msg = resp.json().get("error", "")
+            except Exception:
+                msg = ""
+    if not msg:
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return f"{status} {msg}".strip() if status else msg
+
+
+def _first(e: Exception) -> str:
+    text = str(e).strip()
+    return f"{type(e).__name__}: {text.splitlines()[0]}" if text else type(e).__name__
+
+
+def _check_repo_id(repo: str) -> None:
+    if not isinstance(repo, str) or not REPO_ID.match(repo) or "--" in repo or ".." in repo:
+        raise HubError(f"--repo must look like ORG/NAME, got {repo!r}")
+
+
+def _token(token: str | None) -> str:
+    from huggingface_hub import get_token
+    token = token or get_token()
+    if not token:
+        raise HubError("no Hugging Face token: set HF_TOKEN or run `hf auth login` (nothing was uploaded)")
+    return token
+
+
+def check_access(api, repo: str, token: str, private: bool) -> dict:
+    """whoami, namespace membership, repo creation and a write check, in that order; one-line errors."""
+    HfHubHTTPError, TransportError = _http_errors()
+    ns = repo.split("/")[0]
+    try:
+        me = api.whoami(token=token, cache=False)
+    except HfHubHTTPError as e:
+        raise HubError(f"{api.endpoint} rejected the token ({_why(e)}); nothing was uploaded") from None
+    except TransportError as e:
+        raise HubError(f"cannot reach {api.endpoint}: {e}; nothing was uploaded") from None
+    user = me.get("name", "?")
+    role = (((me.get("auth") or {}).get("accessToken") or {}).get("role"))
+    if role == "read":
+        raise HubError(f"the token of {user} is read-only; use a token with write access (nothing was uploaded)")
+    orgs = [o.get("name") for o in me.get("orgs", []) if isinstance(o, dict)]
+    if ns != user and ns not in orgs:
+        raise HubError(f"{user} cannot write to {repo}: not a member of {ns!r} (nothing was uploaded)")
+    try:
+        api.create_repo(repo, repo_type="dataset", private=private, exist_ok=True, token=token)
+        api.auth_check(repo, repo_type="dataset", write=True, token=token)
+    except HfHubHTTPError as e:
+        raise HubError(f"{user} cannot write to dataset {repo} ({_why(e)}); nothing was uploaded") from None
+    except TransportError as e:
+        raise HubError(f"cannot reach {api.endpoint}: {e}; nothing was uploaded") from None
+    except (ValueError, KeyError, TypeError) as e:  # a malformed answer from the server
+        raise HubError(f"unexpected answer from {api.endpoint} while checking {repo}: {_first(e)}") from None
+    return me
+
+
+@dataclass
+class PushResult:
+    url: str
+    commit: str
+    revision: str | None
+
+
+def push(hub_dir: Path, repo: str, private: bool = False, revision: str | None = None,
+         token: str | None = None) -> PushResult:
+    """Upload an export in one commit to the `main` branch of dataset `repo`, then tag it `revision` if given.
+    Credentials, access and the tag are checked before anything is hashed or uploaded."""
+    _check_repo_id(repo)
+    index = check_export(hub_dir)
+    if revision is not None and (not revision or revision.strip() != revision or " " in revision):
+        raise HubError(f"--revision must be a tag name without spaces, got {revision!r}")
+    from huggingface_hub import HfApi
+    HfHubHTTPError, TransportError = _http_errors()
+    token = _token(token)
+    api = HfApi(token=token)
+    check_access(api, repo, token, private)
+    try:
+        if revision is not None and api.revision_exists(repo, revision, repo_type="dataset", token=token):
+            raise HubError(f"revision {revision!r} already exists in {repo}; a release tag never moves "
+                           f"(nothing was uploaded)")
+        n = sum(s["rows"] for info in index["domains"].values() for s in info["splits"].values())
+        info = api.upload_folder(
+            repo_id=repo, repo_type="dataset", folder_path=str(hub_dir), token=token,
+            commit_message=f"grip export: {len(index['domains'])} domains, {n} rows",
+            allow_patterns=["README.md", INDEX_FILE, "*/*.parquet"],
+            delete_patterns=["*.parquet", INDEX_FILE])
+        commit = info.oid
+        if revision is not None:
+            api.create_tag(repo, tag=revision, revision=commit, repo_type="dataset", token=token,
+                           tag_message=f"grip export {index['name']}")
+    except HfHubHTTPError as e:
+        raise HubError(f"upload to {repo} failed: {_why(e)}") from None
+    except TransportError as e:
+        raise HubError(f"upload to {repo} failed: cannot reach {api.endpoint}: {e}") from None
+    except (ValueError, KeyError, TypeError, RuntimeError, OSError) as e:
+        raise HubError(f"upload to {repo} failed: {_first(e)}") from None
+    url = f"{api.endpoint}/datasets/{repo}" + (f"/tree/{revision}" if revision else "")
+    return PushResult(url, commit, revision)
+
+
+def download(repo: str, domain: str | None = None, revision: str | None = None, out: Path | None = None,
+             token: str | None = None) -> tuple[Path, dict]:
+    """Fetch an export (or one domain of it) into `out` and check every fetched shard against the index."""
+    _check_repo_id(repo)
+    from huggingface_hub import hf_hub_download, snapshot_download
+    from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
+    HfHubHTTPError, TransportError = _http_errors()
+    out = Path(out) if out is not None else Path(repo.split("/")[1])
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / INDEX_FILE).is_file())):
+        raise HubError(f"{out} exists and is not an earlier grip download; choose an empty or new folder")
+    where = f"{repo}" + (f"@{revision}" if revision else "")
+    try:
+        # The index goes to the cache first, so a wrong repo, revision or domain leaves no folder behind.
+        index = read_index_file(hf_hub_download(repo, INDEX_FILE, repo_type="dataset", revision=revision,
+                                                token=token))
+        if domain is not None and domain not in index["domains"]:
+            raise HubError(f"{where} has no domain {domain!r}; it holds {', '.join(index['domains'])}")
+        allow = ["README.md", INDEX_FILE] + ([f"{domain}/*"] if domain else ["*/*.parquet"])
+        snapshot_download(repo, repo_type="dataset", revision=revision, local_dir=out, allow_patterns=allow,
+                          token=token)
+    except RevisionNotFoundError:
+        raise HubError(f"{repo} has no revision {revision!r}") from None
+    except RepositoryNotFoundError:
+        raise HubError(f"dataset {repo} not found (or private and the token cannot read it)") from None
+    except EntryNotFoundError:
+        raise HubError(f"{where} has no {INDEX_FILE}; not a grip export") from None
+    except HfHubHTTPError as e:
+        raise HubError(f"download of {where} failed: {_why(e)}") from None
+    except TransportError as e:
+        raise HubError(f"download of {where} failed: {e}") from None
+    except (ValueError, KeyError, TypeError, RuntimeError) as e:
+        raise HubError(f"download of {where} failed: {_first(e)}") from None
+    check_export(out, hash_files=True, domains=None if domain is None else [domain])
+    return out, index
+
+
+def read_index_file(p: Path) -> dict:
+    try:
+        index = json.loads(Path(p).read_text())
+    except ValueError:
+        raise HubError(f"{p}: not valid JSON") from None
+    if not isinstance(index, dict) or index.get("format") != FORMAT:
+        raise HubError(f"{p}: not a {FORMAT} index")
+    return index

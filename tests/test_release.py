@@ -1,0 +1,167 @@
+"""Release recipes: `grip build --manifest` builds one item store per domain exactly as `grip build --domain`
+would, rebuilds give identical bytes (images, grain, items.jsonl, release.json and the exported shards), and bad
+manifests are one-line errors that build nothing."""
+import hashlib
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grip import domains, hub
+from grip.cli import main
+from grip.manifest import load_store
+from grip.release import load_recipe
+
+TINY = """
+[release]
+name = "grip-tiny"
+seed = 11
+n = 3
+core = 2
+
+[domains.gear_trains]
+
+[domains.clock_reading]
+n = 4
+level = 2
+
+[domains.physical_stability]
+seed = 5
+grain_subset = 1
+"""
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def one_line_error(res):
+    assert res.exit_code == 2, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("grip: error:"), res.output
+    return lines[0]
+
+
+def files(root: Path, skip=("build.json", ".lock")) -> dict:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file() and p.name not in skip}
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    base = tmp_path_factory.mktemp("release")
+    (base / "tiny.toml").write_text(TINY)
+    for out in ("a", "b"):
+        res = run("build", "--manifest", base / "tiny.toml", "--out", base / out, "--quiet")
+        assert res.exit_code == 0, res.output
+    return base
+
+
+def test_rebuild_gives_identical_bytes_and_shards(tiny, tmp_path):
+    a, b = files(tiny / "a"), files(tiny / "b")
+    assert a == b, sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    assert any(k.startswith("gear_trains/grain/s15/") for k in a) and "release.json" in a
+    for out in ("a", "b"):
+        assert run("export", tiny / out, "--to", tmp_path / f"hub_{out}").exit_code == 0
+    shards_a = {k: v for k, v in files(tmp_path / "hub_a").items() if k.endswith(".parquet")}
+    assert shards_a and shards_a == {k: v for k, v in files(tmp_path / "hub_b").items() if k.endswith(".parquet")}
+    # The card and the index also record the code that built each store (git commit, dirty flag): equal too,
+    # unless the checkout moved between the two builds, which other work on this machine may do.
+    def masked(out: str):
+        text = (tmp_path / f"hub_{out}" / "README.md").read_text()
+        index = json.loads((tmp_path / f"hub_{out}" / hub.INDEX_FILE).read_text())
+        for d, info in index["domains"].items():
+            pv = info.pop("provenance")
+            text = text.replace(f"{pv['git_commit']}{' (dirty)' if pv['git_dirty'] else ''}", "<commit>")
+        return text, index
+    assert masked("a") == masked("b")
+
+
+def test_manifest_build_equals_single_domain_builds(tiny, tmp_path):
+    spec = tomllib.loads(TINY)
+    rel = spec["release"]
+    for d, over in spec["domains"].items():
+        n, seed = over.get("n", rel["n"]), over.get("seed", rel["seed"])
+        args = ["build", "--domain", d, "--n", n, "--seed", seed, "--out", tmp_path,
+                "--grain-subset", over.get("grain_subset", rel["core"]), "--quiet"]
+        if "level" in over:
+            args += ["--level", over["level"]]
+        assert run(*args).exit_code == 0
+        assert files(tmp_path / d) == files(tiny / "a" / d)
+        rows = load_store(tiny / "a" / d)
+        assert len(rows) == n
+        if "level" in over:
+            assert {r["level"] for r in rows} == {over["level"]}
+    built = json.loads((tiny / "a" / "gear_trains" / "build.json").read_text())["arguments"]
+    assert built["seed"] == rel["seed"] and built["grain_subset"] == rel["core"]
+
+
+def test_export_of_a_release_carries_its_recipe(tiny, tmp_path):
+    res = hub.export(tiny / "a", tmp_path / "hub")
+    assert res.index["name"] == "grip-tiny" and res.index["core"] == 2
+    assert res.index["release"]["manifest_sha256"] == hashlib.sha256(TINY.encode()).hexdigest()
+    card = (tmp_path / "hub" / "README.md").read_text()
+    assert "pretty_name: grip-tiny" in card and hashlib.sha256(TINY.encode()).hexdigest() in card
+
+
+def test_rerun_resumes_and_another_recipe_is_refused(tiny, tmp_path):
+    before = files(tiny / "a")
+    res = run("build", "--manifest", tiny / "tiny.toml", "--out", tiny / "a", "--quiet")
+    assert res.exit_code == 0 and res.output.count("0 built") == 3, res.output
+    assert files(tiny / "a") == before
+    other = tmp_path / "other.toml"
+    other.write_text(TINY.replace("seed = 11", "seed = 12"))
+    one_line_error(run("build", "--manifest", other, "--out", tiny / "a"))
+    assert files(tiny / "a") == before
+
+
+def test_the_v1_recipe_names_every_registered_domain():
+    r = load_recipe(Path(__file__).parent.parent / "manifests" / "grip-v1.toml")
+    assert [d.domain for d in r.domains] == list(domains.REGISTRY)
+    assert r.core == 20 and all(d.n >= r.core and d.grain_subset == r.core for d in r.domains)
+    assert len({d.seed for d in r.domains}) == 1
+
+
+BAD = {
+    "unknown_domain": TINY + "\n[domains.no_such_domain]\n",
+    "n_zero": TINY.replace("n = 4", "n = 0"),
+    "n_negative": TINY.replace("n = 3", "n = -3"),
+    "n_not_int": TINY.replace("n = 3", 'n = "many"'),
+    "unknown_release_key": TINY.replace("core = 2", "core = 2\ncolour = 'red'"),
+    "unknown_domain_key": TINY.replace("level = 2", "level = 2\nspeed = 3"),
+    "unknown_table": TINY + "\n[extras]\nx = 1\n",
+    "missing_seed": TINY.replace("seed = 11\n", ""),
+    "missing_n": TINY.replace("n = 3\n", ""),
+    "missing_release": TINY.split("[domains.gear_trains]")[1],
+    "no_domains": TINY.split("[domains.gear_trains]")[0],
+    "core_above_n": TINY.replace("core = 2", "core = 4"),
+    "bad_level": TINY.replace("level = 2", "level = 7"),
+    "bad_sigmas": TINY.replace("core = 2", "core = 2\ngrain_sigmas = [10, 20]"),
+    "not_toml": "this is [ not toml",
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_manifest_is_one_line_and_builds_nothing(tmp_path, case):
+    m = tmp_path / "bad.toml"
+    m.write_text(BAD[case])
+    line = one_line_error(run("build", "--manifest", m, "--out", tmp_path / "out"))
+    assert "bad.toml" in line
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["build", "--manifest", "{m}", "--domain", "gear_trains"],
+    ["build", "--manifest", "{m}", "--n", "3"],
+    ["build", "--manifest", "{m}", "--seed", "4"],
+    ["build", "--manifest", "{m}", "--level", "2"],
+    ["build", "--out", "{o}"],
+    ["build", "--domain", "gear_trains", "--out", "{o}"],
+    ["build", "--manifest", "{o}/missing.toml", "--out", "{o}"],
+])
+def test_manifest_and_domain_options_exclude_each_other(tmp_path, args):
+    (tmp_path / "tiny.toml").write_text(TINY)
+    one_line_error(run(*[a.format(m=tmp_path / "tiny.toml", o=tmp_path / "out") for a in args]))
+    assert not (tmp_path / "out" / "gear_trains").exists()
