@@ -1,9 +1,162 @@
 """`grip eval ...` and `grip strips`. Imports only click at module level: `grip list` must stay light."""
 from __future__ import annotations
 
+import functools
+import sys
+from pathlib import Path
+
 import click
+
+DEFAULT_STORE = Path("runs") / "responses.sqlite"
+
+
+def friendly(fn):
+    """The main CLI's one-line errors (imported when the command runs, not when the group is defined)."""
+    @functools.wraps(fn)
+    def wrapper(*a, **kw):
+        from grip.cli import friendly as main_friendly
+        return main_friendly(fn)(*a, **kw)
+    return wrapper
+
+
+def _fail(msg: str):
+    from grip import GripError
+    raise GripError(msg)
 
 
 @click.group("eval")
 def eval_group():
     """Evaluate models: run (requests -> response store), score, report."""
+
+
+@eval_group.command("run")
+@click.option("--experiment", required=True, help="e1 (five rungs, clean images) or e2 (grain sigma 0/15/25/40).")
+@click.option("--items", "items_dir", required=True, type=click.Path(path_type=Path), help="Item store folder.")
+@click.option("--model", required=True, help="Model name at the endpoint, or `random` (built-in, offline).")
+@click.option("--base-url", default=None, help="OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1).")
+@click.option("--api-key-env", default=None, help="Name of the environment variable holding the API key.")
+@click.option("--concurrency", type=int, default=16, show_default=True)
+@click.option("--max-tokens", type=int, default=1024, show_default=True)
+@click.option("--temperature", type=float, default=0.0, show_default=True)
+@click.option("--top-p", type=float, default=1.0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed sent to the server.")
+@click.option("--no-seed", is_flag=True, help="Send no seed (servers that reject the field).")
+@click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True, help="Per request, seconds.")
+@click.option("--subset", default="core", show_default=True, help="core (items 0-19 per domain) or all.")
+@click.option("--domain", "domains", multiple=True, help="Only these domains (repeatable; default: all in store).")
+@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_STORE,
+              show_default=True, help="SQLite response store (may hold several models and experiments).")
+@click.option("--readability", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="E2 readability labels (default: manifests/readability.toml).")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@friendly
+def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, max_tokens, temperature, top_p, seed,
+            no_seed, timeout_s, subset, domains, store_path, readability, quiet):
+    """Send an experiment's requests to a model and store the responses (resumes: done keys are skipped)."""
+    import os
+
+    from grip.eval import experiments as X
+    if experiment not in X.EXPERIMENTS:
+        _fail(f"unknown experiment {experiment!r}; choose one of {', '.join(X.EXPERIMENTS)}")
+    if subset not in ("core", "all"):
+        _fail(f"--subset must be core or all, got {subset!r}")
+    for name, v in (("concurrency", concurrency), ("max-tokens", max_tokens), ("timeout", timeout_s)):
+        if v <= 0:
+            _fail(f"--{name} must be positive, got {v}")
+    if temperature < 0:
+        _fail(f"--temperature must be >= 0, got {temperature}")
+    if not 0 < top_p <= 1:
+        _fail(f"--top-p must be in (0, 1], got {top_p}")
+    offline = model == "random"
+    if offline and base_url:
+        _fail("--model random is the built-in offline model; it takes no --base-url")
+    if not offline and not base_url:
+        _fail(f"--base-url is required for model {model!r} (only --model random runs offline)")
+    if api_key_env is not None and not os.environ.get(api_key_env):
+        _fail(f"--api-key-env {api_key_env}: that environment variable is not set or empty")
+    plan = X.plan(experiment, items_dir, subset=subset, domains=list(domains) or None, readability=readability)
+    if not plan.requests:
+        _fail(f"{items_dir}: nothing to evaluate for {experiment} (no items selected)")
+    from grip.eval.runner import Endpoint, Sampling, run_jobs
+    from grip.eval.store import ResponseStore
+    jobs = X.jobs(plan)
+    click.echo(plan.describe(), err=True)
+    store_path.parent.mkdir(parents=True, exist_ok=True)
+    store = ResponseStore(store_path)
+    try:
+        endpoint = Endpoint(model=model, base_url=None if offline else base_url, api_key_env=api_key_env,
+                            timeout_s=timeout_s)
+        sampling = Sampling(temperature=temperature, max_tokens=max_tokens, top_p=top_p,
+                            seed=None if no_seed else seed)
+        summary = run_jobs(jobs, endpoint, sampling, store, concurrency=concurrency,
+                           progress=not quiet and sys.stderr.isatty())
+    finally:
+        close = getattr(store, "close", None)
+        if close:
+            close()
+    click.echo(f"{store_path}: {experiment} {model}: {len(jobs)} requests; {summary.done} done, "
+               f"{summary.failed} failed, {summary.skipped} already stored, {summary.retried} retried")
+    for d, s, why in plan.excluded:
+        click.echo(f"excluded {d} at {X.condition_name(s)}: {why}")
+
+
+@eval_group.command("score")
+@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_STORE,
+              show_default=True)
+@click.option("--items", "items_dir", required=True, type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=Path("runs") / "scored.jsonl",
+              show_default=True)
+@click.option("--experiment", default=None, help="Only this experiment (default: every one in the store).")
+@friendly
+def score_cmd(store_path, items_dir, out, experiment):
+    """Score every stored response against the item store's answer key (offline, deterministic)."""
+    from grip.eval.scoring import counts, score_store, write_scored
+    rows = score_store(store_path, items_dir, experiment=experiment)
+    if not rows:
+        _fail(f"{store_path}: no responses stored" + (f" for {experiment}" if experiment else ""))
+    write_scored(rows, out)
+    c = counts(rows)
+    click.echo(f"{out}: {len(rows)} responses scored: " + ", ".join(f"{v} {k}" for k, v in c.items()))
+
+
+@eval_group.command("report")
+@click.option("--scored", "scored_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("runs") / "scored.jsonl", show_default=True)
+@click.option("--items", "items_dir", required=True, type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("runs") / "report",
+              show_default=True)
+@click.option("--resamples", type=int, default=10_000, show_default=True, help="Bootstrap resamples.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--readability", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="E2 readability labels (default: manifests/readability.toml).")
+@friendly
+def report_cmd(scored_path, items_dir, out, resamples, seed, readability):
+    """Tables (report.md, stats.json) and figures from scored rows."""
+    if resamples < 0:
+        _fail(f"--resamples must be >= 0, got {resamples}")
+    from grip.eval.report import write_report
+    from grip.eval.scoring import read_scored
+    rows = read_scored(scored_path)
+    if not rows:
+        _fail(f"{scored_path}: no scored rows")
+    path = write_report(rows, items_dir, out, resamples=resamples, seed=seed, readability=readability)
+    click.echo(f"{path}: report over {len(rows)} scored responses")
+
+
+@click.command("strips")
+@click.argument("domain")
+@click.option("--index", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Release seed (as in grip build).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="PNG path (default: <domain>_<index>_strip.png).")
+@friendly
+def strips(domain, index, seed, out):
+    """One scene at grain sigma 0/15/25/40 side by side, for the E2 readability labels."""
+    if index < 0:
+        _fail(f"--index must be >= 0, got {index}")
+    from grip.eval.experiments import E2_SIGMAS, strip_png
+    from grip.manifest import atomic_write_bytes
+    out = out or Path(f"{domain}_{index:06d}_strip.png")
+    atomic_write_bytes(out, strip_png(domain, index, seed))
+    click.echo(f"{out}: {domain} item {index} at sigma {'/'.join(map(str, E2_SIGMAS))}; record readable/unreadable "
+               f"per sigma in manifests/readability.toml")

@@ -1,0 +1,292 @@
+"""Which requests an experiment makes. E1 (closed loop): the five rungs of every selected item, each in a fresh
+conversation, on the clean image (condition "sigma0"). E2 (grain): the same five rungs on the same image at sigma
+0/15/25/40 (conditions "sigma0", "sigma15", ...; grain copies at <domain>/grain/s{sigma}/<id>.png), gated by the
+readability labels a person recorded in manifests/readability.toml from `grip strips` (the GRIP protocol): an
+unlabelled domain x sigma halts E2, an unreadable one is left out and listed in the report.
+
+The core subset is items with index 0..CORE_SIZE-1 of each domain: the items the builder gives grain copies by
+default. Nothing here reads an answer; the runner sees a `PublicItem` only.
+"""
+from __future__ import annotations
+
+import hashlib
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grip import GripError
+from grip.grain import SIGMAS
+
+EXPERIMENTS = ("e1", "e2")
+RUNGS = (1, 2, 3, 4, 5)
+CORE_SIZE = 20
+E2_SIGMAS: tuple[int, ...] = (0,) + tuple(SIGMAS)
+LABELS = ("readable", "unreadable")
+DEFAULT_READABILITY = Path("manifests") / "readability.toml"
+
+
+class ExperimentError(GripError):
+    pass
+
+
+def condition_name(sigma: int) -> str:
+    return f"sigma{int(sigma)}"
+
+
+def sigma_of(condition: str) -> int:
+    if not condition.startswith("sigma") or not condition[5:].isdigit():
+        raise ValueError(f"not a grain condition: {condition!r}")
+    return int(condition[5:])
+
+
+# --- the item store ----------------------------------------------------------------------------------------
+
+def discover_domains(items_dir: Path) -> list[str]:
+    """Domain folders of an item store (folders holding an items.jsonl), in registry order, unknown ones last."""
+    items_dir = Path(items_dir)
+    if not items_dir.is_dir():
+        raise ExperimentError(f"{items_dir}: no such item store folder (build one with `grip build`)")
+    found = sorted(p.parent.name for p in items_dir.glob("*/items.jsonl"))
+    if not found:
+        raise ExperimentError(f"{items_dir}: no <domain>/items.jsonl inside; not a grip item store")
+    from grip.domains import ids
+    order = {d: i for i, d in enumerate(ids())}
+    return sorted(found, key=lambda d: (order.get(d, len(order)), d))
+
+
+def load_items(items_dir: Path, domains: list[str] | tuple[str, ...] | None = None) -> dict[str, list[dict]]:
+    """domain -> validated rows of its items.jsonl. `domains` None: every domain in the store."""
+    from grip.manifest import load_store
+    present = discover_domains(items_dir)
+    if domains:
+        missing = [d for d in domains if d not in present]
+        if missing:
+            raise ExperimentError(f"{items_dir}: no items for domain(s) {', '.join(missing)}; "
+                                  f"the store holds {', '.join(present)}")
+        chosen = [d for d in present if d in domains]
+    else:
+        chosen = present
+    out = {}
+    for d in chosen:
+        rows = load_store(Path(items_dir) / d)
+        bad = [r["id"] for r in rows if r["domain"] != d]
+        if bad:
+            raise ExperimentError(f"{items_dir}/{d}: rows of another domain inside ({bad[0]}); the store is corrupt")
+        out[d] = rows
+    return out
+
+
+def select(rows: list[dict], subset: str) -> list[dict]:
+    if subset == "core":
+        return [r for r in rows if r["index"] < CORE_SIZE]
+    if subset == "all":
+        return list(rows)
+    raise ExperimentError(f"unknown subset {subset!r}; use core or all")
+
+
+# --- readability labels ------------------------------------------------------------------------------------
+
+@dataclass
+class Readability:
+    """Labels a person gave per domain x sigma: True readable, False unreadable; absent = unlabelled."""
+    labels: dict[tuple[str, int], bool]
+    meta: dict
+    path: Path | None
+
+    def label(self, domain: str, sigma: int) -> bool | None:
+        return self.labels.get((domain, int(sigma)))
+
+
+def _toml_load(path: Path) -> dict:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise ExperimentError(f"{path}: not valid TOML ({e})") from None
+
+
+def default_readability_path() -> Path:
+    """manifests/readability.toml in the working folder if there is one, else the one in the source tree."""
+    if DEFAULT_READABILITY.is_file():
+        return DEFAULT_READABILITY
+    return Path(__file__).resolve().parents[2] / DEFAULT_READABILITY
+
+
+def load_readability(path: Path | None) -> Readability:
+    """Read the labels file: `[domains.<id>]` tables with `sigma0 = "readable"` ... `sigma40 = "unreadable"`."""
+    path = Path(path) if path is not None else default_readability_path()
+    if not path.is_file():
+        raise ExperimentError(f"{path}: no readability labels file (E2 needs one; see `grip strips`)")
+    doc = _toml_load(path)
+    doms = doc.get("domains", {})
+    if not isinstance(doms, dict):
+        raise ExperimentError(f"{path}: [domains] must be a table of domain tables")
+    labels: dict[tuple[str, int], bool] = {}
+    for d, table in doms.items():
+        if not isinstance(table, dict):
+            raise ExperimentError(f"{path}: domains.{d} must be a table")
+        for k, v in table.items():
+            if not k.startswith("sigma"):
+                continue  # notes and other free fields
+            try:
+                s = sigma_of(k)
+            except ValueError:
+                raise ExperimentError(f"{path}: domains.{d}.{k}: expected sigma<number>") from None
+            if s not in E2_SIGMAS:
+                raise ExperimentError(f"{path}: domains.{d}.{k}: sigma {s} is not one of {list(E2_SIGMAS)}")
+            if v not in LABELS:
+                raise ExperimentError(f"{path}: domains.{d}.{k} = {v!r}; expected \"readable\" or \"unreadable\"")
+            labels[(d, s)] = v == "readable"
+    meta = {k: v for k, v in doc.items() if k != "domains"}
+    return Readability(labels, meta, path)
+
+
+# --- plans and jobs ----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Request:
+    """One request an experiment makes, before it becomes a runner `Job` (which sees only a public view)."""
+    experiment: str
+    condition: str
+    domain: str
+    item_id: str
+    position: int
+    question_id: str
+    image_path: Path
+    image_sha256: str
+    row: dict = field(compare=False, hash=False, repr=False)
+    question: dict = field(compare=False, hash=False, repr=False)
+
+
+@dataclass
+class Plan:
+    experiment: str
+    requests: list[Request]
+    domains: list[str]
+    items: dict[str, int]                          # domain -> number of items selected
+    excluded: list[tuple[str, int, str]] = field(default_factory=list)   # (domain, sigma, why)
+
+    def describe(self) -> str:
+        lines = [f"{self.experiment}: {len(self.requests)} requests over "
+                 + ", ".join(f"{d} ({n} items)" for d, n in self.items.items())]
+        for d, s, why in self.excluded:
+            lines.append(f"  excluded {d} at {condition_name(s)}: {why}")
+        return "\n".join(lines)
+
+
+def _sha256_file(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        raise ExperimentError(f"{path}: image missing from the item store") from None
+
+
+def _image(domain_dir: Path, row: dict, sigma: int) -> tuple[Path, str]:
+    from grip.manifest import grain_rel
+    if sigma == 0:
+        path = domain_dir / row["image"]
+        sha = _sha256_file(path)
+        if sha != row["sha256"]:
+            raise ExperimentError(f"{path}: bytes differ from the sha256 in items.jsonl; the item store is corrupt")
+        return path, sha
+    path = domain_dir / grain_rel(row["id"], sigma)
+    if not path.is_file():
+        raise ExperimentError(f"{path}: no grain copy at sigma {sigma} for {row['id']}; E2 needs grain copies of "
+                              f"every selected item (build with a larger --grain-subset, or use --subset core)")
+    return path, _sha256_file(path)
+
+
+def plan(experiment: str, items_dir: Path, subset: str = "core", domains=None,
+         readability: Readability | Path | None = None) -> Plan:
+    """The requests of `experiment` over an item store. E2 reads the readability labels and halts (an
+    `ExperimentError`) when any selected domain x sigma has no label."""
+    if experiment not in EXPERIMENTS:
+        raise ExperimentError(f"unknown experiment {experiment!r}; choose one of {', '.join(EXPERIMENTS)}")
+    items_dir = Path(items_dir)
+    stores = load_items(items_dir, domains)
+    excluded: list[tuple[str, int, str]] = []
+    sigmas_of: dict[str, list[int]] = {}
+    if experiment == "e1":
+        sigmas_of = {d: [0] for d in stores}
+    else:
+        if not isinstance(readability, Readability):
+            readability = load_readability(readability)
+        unlabelled = [f"{d} x {condition_name(s)}" for d in stores for s in E2_SIGMAS
+                      if readability.label(d, s) is None]
+        if unlabelled:
+            raise ExperimentError(f"E2 halted: no readability label for {', '.join(unlabelled)} in "
+                                  f"{readability.path}; look at `grip strips DOMAIN` and record them")
+        for d in stores:
+            bad = [s for s in E2_SIGMAS if not readability.label(d, s)]
+            if 0 in bad:  # no clean reference: no paired deltas for this domain at all
+                bad = list(E2_SIGMAS)
+            for s in bad:
+                excluded.append((d, s, "labelled unreadable" if not readability.label(d, s)
+                                 else "sigma0 labelled unreadable (no paired reference)"))
+            sigmas_of[d] = [s for s in E2_SIGMAS if s not in bad]
+    requests: list[Request] = []
+    counts: dict[str, int] = {}
+    for d, rows in stores.items():
+        chosen = select(rows, subset)
+        counts[d] = len(chosen)
+        for row in chosen:
+            for s in sigmas_of[d]:
+                path, sha = _image(items_dir / d, row, s)
+                for q in row["questions"]:
+                    if q["position"] not in RUNGS:
+                        continue
+                    requests.append(Request(experiment, condition_name(s), d, row["id"], q["position"], q["id"],
+                                            path, sha, row, q))
+    return Plan(experiment, requests, list(stores), counts, excluded)
+
+
+def jobs(p: Plan) -> list:
+    """Runner jobs of a plan: each carries only the public view of its item and question."""
+    from grip.eval.prompts import public_item
+    from grip.eval.runner import Job
+    return [Job(r.experiment, r.condition, public_item(r.row, r.question, r.image_path, r.image_sha256))
+            for r in p.requests]
+
+
+# --- strips (for the readability labels) -------------------------------------------------------------------
+
+def strip_png(domain: str, index: int = 0, seed: int = 0, level: int | None = None) -> bytes:
+    """One scene at sigma 0/15/25/40 side by side, full resolution, with the same grain the builder applies
+    (the field seeded by the item's image file name)."""
+    import numpy as np
+    from PIL import Image, ImageDraw
+
+    from grip.builder import generate, release_name
+    from grip.domains import get
+    from grip.grain import grain_copies
+    from grip.manifest import item_id
+    from grip.renderers.canvas import encode_png
+    from grip.seeding import item_seed, level_for
+
+    dom = get(domain)
+    g = generate(dom, item_seed(release_name(seed), domain, index), level_for(index, level))
+    copies = grain_copies(g.rgb, f"{item_id(domain, index)}.png", SIGMAS)
+    panels = [g.rgb] + [copies[s] for s in SIGMAS]
+    h, w, _ = g.rgb.shape
+    gap, head = 16, 40
+    out = np.full((h + head, len(panels) * w + (len(panels) - 1) * gap, 3), 255, np.uint8)
+    for k, a in enumerate(panels):
+        out[head:, k * (w + gap):k * (w + gap) + w] = a
+    im = Image.fromarray(out)
+    draw = ImageDraw.Draw(im)
+    try:
+        from PIL import ImageFont
+        font = ImageFont.load_default(size=24)
+    except TypeError:  # Pillow < 10.1
+        font = None
+    for k, s in enumerate(E2_SIGMAS):
+        draw.text((k * (w + gap) + 8, 6), f"{item_id(domain, index)}  sigma {s}", fill=(0, 0, 0), font=font)
+    return encode_png(np.asarray(im))
+
+
+def warn(msg: str) -> None:
+    print(f"grip: warning: {msg}", file=sys.stderr)

@@ -1,0 +1,229 @@
+"""The report: markdown tables (report.md), the numbers behind them (stats.json) and matplotlib figures (Agg), from
+scored rows and the item store (the answer key, for baselines)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from grip.eval import stats as S
+from grip.eval.experiments import E2_SIGMAS, condition_name, load_readability
+
+FIGURES = ("accuracy_by_rung.png", "family_heatmap.png", "grain_deltas.png")
+
+
+def _md(s) -> str:
+    return str(s).replace("|", "\\|")
+
+
+def _p(x, digits: int = 3) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def _ci(e: dict, signed: bool = False) -> str:
+    if e is None or e.get("value") is None:
+        return "–"
+    fmt = "{:+.3f}" if signed else "{:.3f}"
+    v = fmt.format(e["value"])
+    if e.get("lo") is None:
+        return v
+    return f"{v} [{fmt.format(e['lo'])}, {fmt.format(e['hi'])}]"
+
+
+def _table(head: list[str], rows: list[list]) -> list[str]:
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    out += ["| " + " | ".join(_md(c) for c in r) + " |" for r in rows]
+    return out + [""]
+
+
+def e2_exclusions(scored: list[dict], readability_path: Path | None) -> tuple[list[dict], list[tuple], dict]:
+    """Drop E2 rows of conditions not labelled readable now; list every non-readable domain x sigma of the E2
+    domains (those left out at run time too)."""
+    doms = sorted({r["domain"] for r in scored if r["experiment"] == "e2"})
+    if not doms:
+        return scored, [], {}
+    rd = load_readability(readability_path)
+    excluded = []
+    for d in doms:
+        zero_ok = rd.label(d, 0)
+        for s in E2_SIGMAS:
+            lab = rd.label(d, s)
+            if lab is None:
+                excluded.append((d, s, "unlabelled"))
+            elif not lab:
+                excluded.append((d, s, "labelled unreadable"))
+            elif not zero_ok and s != 0:
+                excluded.append((d, s, "sigma0 not readable (no paired reference)"))
+    bad = {(d, condition_name(s)) for d, s, _ in excluded}
+    kept = [r for r in scored if r["experiment"] != "e2" or (r["domain"], r["condition"]) not in bad]
+    return kept, excluded, {"labels": str(rd.path), "dropped_rows": len(scored) - len(kept)}
+
+
+def write_report(scored: list[dict], items_dir: Path, out_dir: Path, resamples: int = S.RESAMPLES, seed: int = 0,
+                 readability: Path | None = None) -> Path:
+    from grip.eval.scoring import AnswerKey
+    from grip.manifest import atomic_write_bytes
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    scored, excluded, gate = e2_exclusions(scored, readability)
+    st = S.compute(scored, AnswerKey(items_dir), resamples=resamples, seed=seed)
+    st["excluded"] = [{"domain": d, "sigma": s, "why": w} for d, s, w in excluded]
+    st["readability"] = gate
+    atomic_write_bytes(out_dir / "stats.json", (json.dumps(st, indent=1, sort_keys=True) + "\n").encode())
+    figs = _figures(st, out_dir)
+    md = _markdown(st, figs)
+    atomic_write_bytes(out_dir / "report.md", md.encode())
+    return out_dir / "report.md"
+
+
+def _rung_rows(cells: list[dict], with_condition: bool) -> list[list]:
+    rows = []
+    for c in cells:
+        adj = _ci(c["adjusted"], signed=True) if c["adjusted_note"] is None else c["adjusted_note"]
+        r = [c["model"]] + ([c["condition"]] if with_condition else []) + [
+            c.get("domain", c.get("family")), c["rung"], c["answered"], c["correct"], c["wrong"], c["unparsed"],
+            c["failed"], _ci(c["accuracy"]), _p(c["baseline"]), adj]
+        rows.append(r)
+    return rows
+
+
+HEAD = ["answered", "correct", "wrong", "unparsed", "failed", "accuracy [95% CI]", "baseline",
+        "adjusted [95% CI]"]
+
+
+def _markdown(st: dict, figs: list[str]) -> str:
+    L = ["# grip evaluation report", ""]
+    L += [f"Cluster bootstrap over images within domains, {st['resamples']} resamples, seed {st['seed']}, "
+          f"{int(st['level'] * 100)}% percentile intervals. accuracy = correct / answered (answered = correct + wrong "
+          "+ unparsed; failed requests are counted apart, never as wrong). baseline = best constant answer's "
+          "accuracy from the answer key (same comparator). adjusted = (accuracy - baseline) / (1 - baseline).", ""]
+    exps = st["experiments"]
+    if "e1" in exps:
+        e = exps["e1"]
+        L += ["## E1 closed loop", "", "### Per model x domain x rung", ""]
+        L += _table(["model", "domain", "rung"] + HEAD, _rung_rows(e["rungs"], False))
+        L += ["### Per family x rung", ""]
+        L += _table(["model", "family", "rung"] + HEAD, _rung_rows(e["families_table"], False))
+        L += ["### Chain-conditional accuracy", "",
+              "P(rung k correct | rungs 1..k-1 correct on the same image), over images with rungs 1..k answered.", ""]
+        L += _table(["model", "domain", "k", "images", "rungs 1..k-1 correct", "rung k also correct",
+                     "P [95% CI]"],
+                    [[c["model"], c["domain"], c["k"], c["images"], c["conditioning"], c["correct"], _ci(c["rate"])]
+                     for c in e["chain"]])
+        L += ["### Constant-answer baselines", ""]
+        L += _table(["domain", "rung", "items", "baseline", "best constant"],
+                    [[b["domain"], b["rung"], b["items"], _p(b["share"]), b["constant"]] for b in e["baselines"]])
+    if "e2" in exps or st.get("excluded"):
+        L += ["## E2 grain", ""]
+        if st.get("excluded"):
+            gate = st.get("readability") or {}
+            L += [f"Excluded conditions (readability gate, labels from {gate.get('labels')}):", ""]
+            L += [f"- {x['domain']} at sigma {x['sigma']}: {x['why']}" for x in st["excluded"]] + [""]
+            if gate.get("dropped_rows"):
+                L += [f"{gate['dropped_rows']} scored E2 responses of excluded conditions were left out (the labels "
+                      "changed after the run).", ""]
+        else:
+            L += ["No condition excluded: every domain x sigma evaluated is labelled readable.", ""]
+    if "e2" in exps:
+        e = exps["e2"]
+        L += ["### Grain deltas (accuracy at sigma - accuracy at sigma 0, paired within image, rungs 1-5 pooled)", "",
+              "Row `all` pools the domains evaluated at that sigma (excluded conditions drop out of it).", ""]
+        L += _table(["model", "domain", "sigma", "pairs", "images", "accuracy sigma0", "accuracy sigma",
+                     "delta [95% CI]"],
+                    [[c["model"], c["domain"], c["sigma"], c["pairs"], c["images"], _p(c["accuracy_sigma0"]),
+                      _p(c["accuracy_sigma"]), _ci(c["delta"], signed=True)] for c in e["deltas"]])
+        L += ["### Accuracy per condition (rungs 1-5 pooled)", ""]
+        L += _table(["model", "condition", "domain", "rung"] + HEAD,
+                    _rung_rows([c for c in e["rungs"] if c["rung"] == "all"], True))
+    for x in sorted(set(exps) - {"e1", "e2"}):
+        L += [f"## {x}", ""] + _table(["model", "condition", "domain", "rung"] + HEAD,
+                                      _rung_rows(exps[x]["rungs"], True))
+    if figs:
+        L += ["## Figures", ""] + [f"![{f}]({f})" for f in figs] + [""]
+    return "\n".join(L)
+
+
+# --- figures -----------------------------------------------------------------------------------------------
+
+def _figures(st: dict, out: Path) -> list[str]:
+    import matplotlib
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+    made = []
+    e1 = st["experiments"].get("e1")
+    if e1 and e1["rungs"]:
+        doms = e1["domains"]
+        fig, axes = plt.subplots(1, len(doms), figsize=(4.2 * len(doms), 3.6), sharey=True, squeeze=False)
+        for ax, d in zip(axes[0], doms):
+            for k, m in enumerate(e1["models"]):
+                cells = [c for c in e1["rungs"] if c["domain"] == d and c["model"] == m and c["rung"] != "all"]
+                xs = [c["rung"] + 0.06 * (k - (len(e1["models"]) - 1) / 2) for c in cells]
+                ys = [c["accuracy"]["value"] for c in cells]
+                lo = [c["accuracy"]["value"] - c["accuracy"]["lo"] if c["accuracy"]["lo"] is not None else 0
+                      for c in cells]
+                hi = [c["accuracy"]["hi"] - c["accuracy"]["value"] if c["accuracy"]["hi"] is not None else 0
+                      for c in cells]
+                ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=m)
+            bl = sorted((b["rung"], b["share"]) for b in e1["baselines"] if b["domain"] == d)
+            ax.plot([r for r, _ in bl], [s for _, s in bl], "k--", marker="_", label="constant baseline")
+            ax.set_title(d)
+            ax.set_xticks(list(S.RUNGS))
+            ax.set_xlabel("rung")
+            ax.set_ylim(-0.03, 1.03)
+            ax.grid(alpha=0.3)
+        axes[0][0].set_ylabel("accuracy (95% CI)")
+        axes[0][-1].legend(fontsize=8, loc="best")
+        fig.suptitle("E1: accuracy by rung")
+        fig.tight_layout()
+        fig.savefig(out / "accuracy_by_rung.png", dpi=110)
+        plt.close(fig)
+        made.append("accuracy_by_rung.png")
+
+        fams, models = e1["families"], e1["models"]
+        import numpy as np
+        grid = np.full((len(fams), len(models)), np.nan)
+        for c in e1["families_table"]:
+            if c["rung"] == "all" and c["family"] in fams and c["adjusted"]["value"] is not None:
+                grid[fams.index(c["family"]), models.index(c["model"])] = c["adjusted"]["value"]
+        fig, ax = plt.subplots(figsize=(3.2 + 1.4 * len(models), 1.8 + 0.6 * len(fams)))
+        im = ax.imshow(grid, cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
+        ax.set_xticks(range(len(models)), models, rotation=30, ha="right")
+        ax.set_yticks(range(len(fams)), fams)
+        for i in range(len(fams)):
+            for j in range(len(models)):
+                ax.text(j, i, "–" if np.isnan(grid[i, j]) else f"{grid[i, j]:+.2f}", ha="center", va="center")
+        fig.colorbar(im, ax=ax, label="adjusted accuracy, rungs 1-5")
+        ax.set_title("E1: family x model")
+        fig.tight_layout()
+        fig.savefig(out / "family_heatmap.png", dpi=110)
+        plt.close(fig)
+        made.append("family_heatmap.png")
+    e2 = st["experiments"].get("e2")
+    if e2 and e2["deltas"]:
+        doms = [d for d in e2["domains"] + ["all"] if any(c["domain"] == d for c in e2["deltas"])]
+        fig, axes = plt.subplots(1, len(doms), figsize=(3.8 * len(doms), 3.4), sharey=True, squeeze=False)
+        for ax, d in zip(axes[0], doms):
+            for k, m in enumerate(e2["models"]):
+                cells = [c for c in e2["deltas"] if c["domain"] == d and c["model"] == m
+                         and c["delta"]["value"] is not None]
+                xs = [c["sigma"] + 1.2 * (k - (len(e2["models"]) - 1) / 2) for c in cells]
+                ys = [c["delta"]["value"] for c in cells]
+                lo = [c["delta"]["value"] - c["delta"]["lo"] if c["delta"]["lo"] is not None else 0 for c in cells]
+                hi = [c["delta"]["hi"] - c["delta"]["value"] if c["delta"]["hi"] is not None else 0 for c in cells]
+                ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=m)
+            ax.axhline(0, color="k", lw=0.8)
+            gone = [x["sigma"] for x in st.get("excluded", []) if x["domain"] == d and x["sigma"]]
+            if gone:
+                ax.text(0.02, 0.03, "excluded (readability): sigma " + ", ".join(map(str, gone)),
+                        transform=ax.transAxes, fontsize=8, color="0.35")
+            ax.set_title(d if d != "all" else "all (domains evaluated at each sigma)")
+            ax.set_xticks([s for s in E2_SIGMAS if s])
+            ax.set_xlabel("grain sigma")
+            ax.grid(alpha=0.3)
+        axes[0][0].set_ylabel("accuracy - accuracy at sigma 0")
+        axes[0][-1].legend(fontsize=8, loc="best")
+        fig.suptitle("E2: grain deltas (paired within image, 95% CI)")
+        fig.tight_layout()
+        fig.savefig(out / "grain_deltas.png", dpi=110)
+        plt.close(fig)
+        made.append("grain_deltas.png")
+    return made

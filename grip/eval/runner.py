@@ -1,0 +1,533 @@
+"""The one shared model runner: jobs -> chat-completion requests -> the response store.
+
+`AsyncOpenAI` against any OpenAI-compatible base URL, with the SDK's retries off (`max_retries=0`) and one retry
+policy of ours (`RetryPolicy`, a pure function of attempt, error class, Retry-After and elapsed time). Bounded
+concurrency (a fixed pool of worker tasks). PNG bytes go out unchanged as data URLs, after checking they are the
+bytes the item store hashed and carry no metadata chunk. Every sampling field is sent explicitly and recorded.
+A failure is a typed record (status "failed", error class, HTTP status, attempts, elapsed), never an answer.
+
+Error classes: RateLimited (429), RequestTimeout (408), ServerError (5xx), Timeout (no reply within the client
+timeout), ConnectionError (refused, reset, dropped, body cut short by the peer), MalformedResponse (a 2xx whose body
+is not a chat completion: not JSON, truncated JSON, no choices), ClientError (any other 4xx) and BadInput (the image
+is missing, changed since the build or carries metadata; nothing is sent). All but ClientError and BadInput are
+retried. MalformedResponse is retried because on a 2xx a body that does not parse is overwhelmingly a transport or
+gateway fault (a proxy cutting the stream, an overloaded server), not the model's answer; the attempt cap bounds the
+cost when a server is broken for good, and the last body is kept verbatim in the failure record.
+
+`Endpoint(model="random", base_url=None)` is a built-in offline model: it answers a random value of the type the
+instruction asks for, seeded by the request key, and never sees anything but the PublicItem.
+"""
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import math
+import os
+import random
+import re
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from grip import GripError
+from grip.eval.prompts import (
+    TEMPLATE_VERSION,
+    BadImage,
+    PublicItem,
+    build_messages,
+    check_png,
+)
+from grip.eval.store import ResponseStore, request_key
+
+__all__ = [
+    "ERROR_CLASSES",
+    "RANDOM_MODEL",
+    "Endpoint",
+    "Job",
+    "RetryPolicy",
+    "RunSummary",
+    "Sampling",
+    "job_key",
+    "keyed_request",
+    "parse_retry_after",
+    "random_reply",
+    "run_jobs",
+    "run_jobs_async",
+]
+
+RANDOM_MODEL = "random"
+ERROR_CLASSES = ("RateLimited", "RequestTimeout", "ServerError", "Timeout", "ConnectionError", "MalformedResponse",
+                 "ClientError", "BadInput")
+RETRYABLE = frozenset({"RateLimited", "RequestTimeout", "ServerError", "Timeout", "ConnectionError",
+                       "MalformedResponse"})
+_RESERVED = frozenset({"model", "messages", "stream", "n"})
+
+
+@dataclass
+class Sampling:
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    top_p: float = 1.0
+    seed: int | None = 0          # None: not sent (for providers that reject it)
+    extra: dict = field(default_factory=dict)   # provider fields passed through verbatim (top_k, min_p, ...)
+
+    def __post_init__(self):
+        if not (isinstance(self.temperature, (int, float)) and math.isfinite(self.temperature)
+                and self.temperature >= 0):
+            raise GripError(f"--temperature must be a number >= 0, got {self.temperature!r}")
+        if not isinstance(self.max_tokens, int) or isinstance(self.max_tokens, bool) or self.max_tokens < 1:
+            raise GripError(f"--max-tokens must be a positive whole number, got {self.max_tokens!r}")
+        if not (isinstance(self.top_p, (int, float)) and 0 < self.top_p <= 1):
+            raise GripError(f"top_p must be in (0, 1], got {self.top_p!r}")
+        if self.seed is not None and (not isinstance(self.seed, int) or isinstance(self.seed, bool)):
+            raise GripError(f"seed must be a whole number or None, got {self.seed!r}")
+        if not isinstance(self.extra, dict):
+            raise GripError("extra sampling fields must be a mapping")
+        clash = sorted(_RESERVED & set(self.extra))
+        if clash:
+            raise GripError(f"extra sampling fields may not set {clash}")
+
+    def fields(self) -> dict:
+        """Every field sent with each request, exactly as sent and recorded."""
+        out = {"temperature": float(self.temperature), "max_tokens": int(self.max_tokens),
+               "top_p": float(self.top_p)}
+        if self.seed is not None:
+            out["seed"] = int(self.seed)
+        overlap = set(out) & set(self.extra)
+        if overlap:
+            raise GripError(f"extra sampling fields repeat {sorted(overlap)}; set them on Sampling itself")
+        out.update(self.extra)
+        return out
+
+
+@dataclass
+class Endpoint:
+    model: str
+    base_url: str | None
+    api_key_env: str | None = None     # name of the environment variable holding the key; None sends "EMPTY"
+    timeout_s: float = 120.0           # per attempt
+    max_attempts: int = 6
+    max_total_s: float = 900.0         # per request, all attempts and waits together
+    backoff_base_s: float = 1.0
+    backoff_max_s: float = 60.0
+
+    @property
+    def offline(self) -> bool:
+        return self.model == RANDOM_MODEL and self.base_url is None
+
+    def policy(self) -> RetryPolicy:
+        return RetryPolicy(max_attempts=self.max_attempts, max_total_s=self.max_total_s,
+                           base_s=self.backoff_base_s, max_delay_s=self.backoff_max_s)
+
+
+@dataclass(frozen=True)
+class Job:
+    experiment: str
+    condition: str
+    item: PublicItem
+
+
+@dataclass
+class RunSummary:
+    done: int = 0          # stored ok in this run
+    failed: int = 0        # stored as a typed failure in this run
+    skipped: int = 0       # already complete in the store (or a duplicate job)
+    retried: int = 0       # retry attempts made (beyond each request's first)
+    requests: int = 0      # HTTP attempts made
+    elapsed_s: float = 0.0
+    failures: dict = field(default_factory=dict)   # error class -> count
+
+    @property
+    def total(self) -> int:
+        return self.done + self.failed + self.skipped
+
+
+# -- retry policy ---------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with equal jitter, Retry-After honoured, attempts and total time capped.
+
+    Wait before attempt k+1 (k = attempts made so far, u = a uniform draw in [0, 1)):
+      with Retry-After r:  r * (1 + 0.1 u)            never earlier than the server asked
+      without:             b * (0.5 + 0.5 u),  b = min(max_delay_s, base_s * factor**(k-1))
+    No retry when the class is not retryable, k >= max_attempts, the wait would end past max_total_s, or the
+    server asks for more than retry_after_max_s."""
+    max_attempts: int = 6
+    max_total_s: float = 900.0
+    base_s: float = 1.0
+    factor: float = 2.0
+    max_delay_s: float = 60.0
+    retry_after_max_s: float = 600.0
+
+    def __post_init__(self):
+        if self.max_attempts < 1:
+            raise GripError(f"max_attempts must be at least 1, got {self.max_attempts}")
+        if self.max_total_s <= 0 or self.base_s < 0 or self.factor < 1 or self.max_delay_s < 0:
+            raise GripError("retry policy: max_total_s > 0, base_s >= 0, factor >= 1 and max_delay_s >= 0 needed")
+
+    @staticmethod
+    def retryable(error_class: str) -> bool:
+        return error_class in RETRYABLE
+
+    def delay(self, attempt: int, retry_after_s: float | None, u: float) -> float:
+        if retry_after_s is not None:
+            r = max(0.0, float(retry_after_s))
+            return r * (1.0 + 0.1 * u)
+        b = min(self.max_delay_s, self.base_s * self.factor ** max(0, attempt - 1))
+        return b * (0.5 + 0.5 * u)
+
+    def next_wait(self, attempt: int, error_class: str, retry_after_s: float | None, elapsed_s: float,
+                  u: float) -> float | None:
+        """Seconds to wait before the next attempt, or None to give up (the failure is final)."""
+        if not self.retryable(error_class) or attempt >= self.max_attempts:
+            return None
+        if retry_after_s is not None and retry_after_s > self.retry_after_max_s:
+            return None
+        d = self.delay(attempt, retry_after_s, u)
+        if elapsed_s + d > self.max_total_s:
+            return None
+        return d
+
+
+def parse_retry_after(headers) -> float | None:
+    """Seconds asked for by `retry-after-ms` or `Retry-After` (seconds or an HTTP date); None when absent or bad."""
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            v = float(ms) / 1000.0
+            if math.isfinite(v) and v >= 0:
+                return v
+        except ValueError:
+            pass
+    ra = headers.get("retry-after")
+    if ra is None:
+        return None
+    try:
+        v = float(ra)
+        return v if math.isfinite(v) and v >= 0 else None
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(ra)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def classify_status(status: int) -> str:
+    if status == 429:
+        return "RateLimited"
+    if status == 408:
+        return "RequestTimeout"
+    if status >= 500:
+        return "ServerError"
+    return "ClientError"
+
+
+# -- requests and keys ----------------------------------------------------------------------------------------------
+def keyed_request(item: PublicItem) -> dict:
+    """The request as keyed and recorded: the messages with the image's sha256 in place of its bytes."""
+    messages = build_messages(item, b"")
+    for msg in messages:
+        for part in msg["content"]:
+            if part.get("type") == "image_url":
+                part["image_url"] = {"url": f"sha256:{item.image_sha256}"}
+    return {"template": TEMPLATE_VERSION, "messages": messages}
+
+
+def job_key(job: Job, endpoint: Endpoint, sampling: Sampling) -> str:
+    return request_key(endpoint.model, endpoint.base_url, keyed_request(job.item), sampling.fields(),
+                       job.experiment, job.condition)
+
+
+def extract_content(body: bytes) -> tuple[str | None, str | None, dict]:
+    """(content, response model, usage) of a chat-completion body. Raises ValueError when it is not one."""
+    try:
+        doc = json.loads(body)
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ValueError(f"body is not JSON ({e.__class__.__name__}: {str(e)[:80]})") from None
+    if not isinstance(doc, dict):
+        raise ValueError("body is not a JSON object")
+    choices = doc.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        err = doc.get("error")
+        raise ValueError("no choices in body" + (f" (error: {str(err)[:120]})" if err else ""))
+    msg = choices[0].get("message")
+    if not isinstance(msg, dict):
+        raise ValueError("choices[0] has no message")
+    content = msg.get("content")
+    if isinstance(content, list):  # some providers return content parts
+        texts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        content = "".join(texts) if texts else None
+    elif content is not None and not isinstance(content, str):
+        raise ValueError("message content is neither text nor null")
+    model = doc.get("model")
+    usage = doc.get("usage")
+    return content, (model if isinstance(model, str) else None), (usage if isinstance(usage, dict) else {})
+
+
+# -- the built-in random model --------------------------------------------------------------------------------------
+_OPEN_PREFIX = re.compile(r"^Explain your reasoning.*?`ANSWER: \.\.\.`\.\s*", re.DOTALL)
+_END = re.compile(r"\s*End with a line `ANSWER: \.\.\.`\.\s*$")
+
+
+def _random_value(core: str, rng: random.Random) -> str:
+    core = core.strip()
+    if core.startswith("Answer with a whole number"):
+        return str(rng.randint(0, 12))
+    m = re.match(r"Answer with a number in (.+?), rounded to (?:a whole number|(\d+) decimal place)", core)
+    if m:
+        decimals = int(m.group(2) or 0)
+        high = 360.0 if "deg" in m.group(1) else 100.0
+        return f"{rng.uniform(0, high):.{decimals}f}"
+    m = re.match(r"Answer with one of: (.+)\.$", core)
+    if m:
+        return rng.choice([o.strip() for o in m.group(1).split(", ") if o.strip()])
+    m = re.match(r"Answer with a comma-separated list in .+?, or '(.+?)' if there are none\.", core)
+    if m:
+        if rng.random() < 0.3:
+            return m.group(1)
+        return ", ".join(sorted(rng.sample("ABCDEF", rng.randint(1, 3))))
+    m = re.match(r"Answer in the form `(.+?)`\.\s*(.*)$", core, re.DOTALL)
+    if m:
+        names = [p.split("=")[0].strip() for p in m.group(1).split(";")]
+        subs = dict(re.findall(r"For (\w+): (.+?)(?=\s*For \w+: |$)", m.group(2), re.DOTALL))
+        return "; ".join(f"{n}={_random_value(subs.get(n, '')[:1].upper() + subs.get(n, '')[1:], rng)}"
+                         for n in names)
+    return "unknown"
+
+
+def random_reply(item: PublicItem, key: str) -> str:
+    """A random answer of the type the instruction asks for; a function of the public item and the key only."""
+    rng = random.Random(key)  # str seeds go through sha512: stable across processes, unlike hash()
+    core = _END.sub("", _OPEN_PREFIX.sub("", item.instruction.strip()))
+    lines = ["A random guess."]
+    if item.instruction.startswith("Explain your reasoning"):
+        lines += ["JUSTIFICATION: none, this is a random baseline.", f"CONFIDENCE: {rng.randint(0, 100)}"]
+    lines.append(f"ANSWER: {_random_value(core, rng)}")
+    return "\n".join(lines)
+
+
+def _random_body(content: str, key: str) -> bytes:
+    return json.dumps({"id": f"random-{key[:12]}", "object": "chat.completion", "created": 0,
+                       "model": RANDOM_MODEL,
+                       "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                                    "finish_reason": "stop"}],
+                       "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}).encode()
+
+
+# -- progress -------------------------------------------------------------------------------------------------------
+class _Progress:
+    def __init__(self, total: int, label: str, enabled: bool):
+        self.total, self.label = total, label
+        self.enabled = enabled and sys.stderr.isatty()
+        self.done = self.failed = self.retrying = 0
+        self._last = 0.0
+
+    def show(self, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._last < 0.2:
+            return
+        self._last = now
+        n = self.done + self.failed
+        sys.stderr.write(f"\r{self.label}: {n}/{self.total}  done {self.done}  failed {self.failed}  "
+                         f"retrying {self.retrying}   ")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.show(force=True)
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+# -- the run --------------------------------------------------------------------------------------------------------
+def _api_key(endpoint: Endpoint) -> str:
+    if endpoint.api_key_env is None:
+        return "EMPTY"  # local servers (vLLM) accept any key; never fall back to a key meant for another host
+    key = os.environ.get(endpoint.api_key_env)
+    if not key:
+        raise GripError(f"environment variable {endpoint.api_key_env} (--api-key-env) is not set or empty")
+    return key
+
+
+def _client(endpoint: Endpoint, concurrency: int):
+    import httpx2
+    import openai
+    limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    return openai.AsyncOpenAI(api_key=_api_key(endpoint), base_url=endpoint.base_url, max_retries=0,
+                              timeout=endpoint.timeout_s,
+                              http_client=openai.DefaultAsyncHttpx2Client(limits=limits,
+                                                                          timeout=endpoint.timeout_s))
+
+
+def run_jobs(jobs: list[Job], endpoint: Endpoint, sampling: Sampling, store: ResponseStore, concurrency: int = 16,
+             progress: bool = True, *, sleep: Callable[[float], Awaitable[None]] | None = None,
+             policy: RetryPolicy | None = None) -> RunSummary:
+    """Run every job not yet complete in `store`; failed keys are tried again. Blocking wrapper of
+    `run_jobs_async`. `sleep` replaces asyncio.sleep for the retry waits (tests); `policy` overrides the
+    endpoint's retry caps."""
+    return asyncio.run(run_jobs_async(jobs, endpoint, sampling, store, concurrency, progress, sleep=sleep,
+                                      policy=policy))
+
+
+async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling, store: ResponseStore,
+                         concurrency: int = 16, progress: bool = True, *,
+                         sleep: Callable[[float], Awaitable[None]] | None = None,
+                         policy: RetryPolicy | None = None) -> RunSummary:
+    if not isinstance(concurrency, int) or concurrency < 1:
+        raise GripError(f"--concurrency must be a positive whole number, got {concurrency!r}")
+    if endpoint.base_url is None and not endpoint.offline:
+        raise GripError(f"--base-url is required for model {endpoint.model!r} (only the built-in "
+                        f"'{RANDOM_MODEL}' model runs without a server)")
+    policy = policy or endpoint.policy()
+    sleep = sleep or asyncio.sleep
+    sampling_fields = sampling.fields()
+    t_start = time.monotonic()
+    summary = RunSummary()
+
+    done_keys = store.completed_keys()
+    todo: list[tuple[str, Job]] = []
+    seen: set[str] = set()
+    for job in jobs:
+        key = job_key(job, endpoint, sampling)
+        if key in done_keys or key in seen:
+            summary.skipped += 1
+            continue
+        seen.add(key)
+        todo.append((key, job))
+
+    bar = _Progress(len(todo), f"{endpoint.model} {jobs[0].experiment if jobs else ''}".strip(), progress)
+    client = None if endpoint.offline or not todo else _client(endpoint, concurrency)
+    queue: asyncio.Queue = asyncio.Queue()
+    for kj in todo:
+        queue.put_nowait(kj)
+
+    def finish(record: dict) -> None:
+        store.put(record)  # committed before it counts as done
+        if record["status"] == "ok":
+            summary.done += 1
+            bar.done += 1
+        else:
+            summary.failed += 1
+            bar.failed += 1
+            summary.failures[record["error_class"]] = summary.failures.get(record["error_class"], 0) + 1
+        bar.show()
+
+    async def one(key: str, job: Job) -> dict:
+        item = job.item
+        rec = {"key": key, "experiment": job.experiment, "condition": job.condition, "model": endpoint.model,
+               "base_url": endpoint.base_url, "item_id": item.item_id, "domain": item.domain,
+               "family": item.family, "question_id": item.question_id, "position": item.position,
+               "rung": item.rung, "image_sha256": item.image_sha256, "sampling": sampling_fields,
+               "request": keyed_request(item), "template_version": TEMPLATE_VERSION}
+        try:
+            png = item.image_path.read_bytes()
+            check_png(png, item.image_sha256, str(item.image_path))
+        except (OSError, BadImage) as e:
+            msg = str(e) if isinstance(e, BadImage) else f"{item.image_path}: {e.strerror or e}"
+            return {**rec, "status": "failed", "error_class": "BadInput", "error_message": msg, "attempts": 0,
+                    "elapsed_s": 0.0, "history": []}
+        if endpoint.offline:
+            t0 = time.monotonic()
+            content = random_reply(item, key)
+            return {**rec, "status": "ok", "raw_body": _random_body(content, key), "content": content,
+                    "response_model": RANDOM_MODEL, "usage": {}, "attempts": 1, "http_status": None,
+                    "latency_s": time.monotonic() - t0, "elapsed_s": time.monotonic() - t0,
+                    "history": [{"status": "ok", "latency_s": time.monotonic() - t0}]}
+        return await attempt_loop(rec, key, build_messages(item, png))
+
+    async def attempt_loop(rec: dict, key: str, messages: list[dict]) -> dict:
+        import httpx2
+        import openai
+        jitter = random.Random(key)
+        # The body is sent as built, through the SDK client's generic `post`: the typed `chat.completions.create`
+        # re-walks every message through its TypedDict transform, which cost more than the rest of the harness.
+        payload = {"model": endpoint.model, "messages": messages, **sampling_fields}
+        history: list[dict] = []
+        t0 = time.monotonic()
+        slept_real = waited = 0.0   # elapsed counts the waits asked for, so an injected sleep keeps the caps true
+        attempt = 0
+        while True:
+            attempt += 1
+            summary.requests += 1
+            ta = time.monotonic()
+            status: int | None = None
+            body: bytes | None = None
+            headers = None
+            try:
+                raw = await client.post("/chat/completions", cast_to=httpx2.Response, body=payload)
+                status, body, headers = raw.status_code, raw.content, raw.headers
+                try:
+                    content, model_id, usage = extract_content(body)
+                except ValueError as e:
+                    err_class, err_msg = "MalformedResponse", str(e)
+                else:
+                    latency = time.monotonic() - ta
+                    history.append({"status": status, "latency_s": round(latency, 4)})
+                    return {**rec, "status": "ok", "http_status": status, "raw_body": body, "content": content,
+                            "response_model": model_id, "usage": usage, "latency_s": latency,
+                            "attempts": attempt, "elapsed_s": time.monotonic() - t0 - slept_real + waited,
+                            "history": history}
+            except openai.APIStatusError as e:
+                status, headers = e.status_code, e.response.headers
+                try:
+                    body = e.response.content
+                except Exception:  # noqa: BLE001 - an error body that cannot be read back is just no body
+                    body = None
+                err_class, err_msg = classify_status(status), f"HTTP {status}: {str(e.message)[:200]}"
+            except openai.APITimeoutError:
+                err_class, err_msg = "Timeout", f"no reply within {endpoint.timeout_s:g} s"
+            except openai.APIConnectionError as e:
+                cause = e.__cause__
+                err_class = "ConnectionError"
+                err_msg = f"{cause.__class__.__name__}: {str(cause)[:200]}" if cause else str(e)
+            latency = time.monotonic() - ta
+            retry_after = parse_retry_after(headers) if err_class in ("RateLimited", "ServerError",
+                                                                       "RequestTimeout") else None
+            elapsed = time.monotonic() - t0 - slept_real + waited
+            wait = policy.next_wait(attempt, err_class, retry_after, elapsed, jitter.random())
+            history.append({"status": status, "error_class": err_class, "error": err_msg[:200],
+                            "latency_s": round(latency, 4),
+                            "retry_after_s": retry_after, "wait_s": None if wait is None else round(wait, 4)})
+            if wait is None:
+                return {**rec, "status": "failed", "http_status": status, "error_class": err_class,
+                        "error_message": err_msg, "raw_body": body, "latency_s": latency, "attempts": attempt,
+                        "elapsed_s": elapsed, "history": history}
+            summary.retried += 1
+            bar.retrying += 1
+            bar.show()
+            ts = time.monotonic()
+            try:
+                await sleep(wait)
+            finally:
+                bar.retrying -= 1
+                slept_real += time.monotonic() - ts
+                waited += wait
+
+    async def worker() -> None:
+        while True:
+            try:
+                key, job = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            finish(await one(key, job))
+
+    try:
+        n = min(concurrency, len(todo))
+        if n:
+            await asyncio.gather(*(worker() for _ in range(n)))
+    finally:
+        bar.close()
+        if client is not None:
+            await client.close()
+    summary.elapsed_s = time.monotonic() - t_start
+    return summary

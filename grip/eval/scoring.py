@@ -1,0 +1,204 @@
+"""Scoring: offline, deterministic and re-runnable over the response store. Each stored response gets one outcome:
+
+    correct    the last `ANSWER:` line parses as the question's answer type and the typed comparator accepts it
+    wrong      it parses, and the comparator rejects it
+    unparsed   no `ANSWER:` line, or one that does not read as the answer type (its own outcome, never "wrong")
+    failed     the request never produced an answer (a typed failure record of the runner): not the model's fault,
+               never counted as wrong
+
+Ground truth is read here (and in stats) only: from the item store, by (item_id, question_id).
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Iterable
+
+from grip import GripError
+from grip.answers import Answer, Record, Unparsed, answer_from_json
+
+OUTCOMES = ("correct", "wrong", "unparsed", "failed")
+SAMPLING_KEYS = ("temperature", "max_tokens", "top_p", "seed")
+
+
+class ScoringError(GripError):
+    pass
+
+
+def _jsonable(v):
+    if isinstance(v, tuple):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_jsonable(x) for x in v]
+    return v
+
+
+def score_response(answer: Answer, content: str | None, status: str = "ok") -> dict:
+    """Outcome of one response against one typed answer: {outcome, parsed, reason, fields?}."""
+    if status != "ok":
+        return {"outcome": "failed", "parsed": None, "reason": "request failed"}
+    if not isinstance(content, str) or not content.strip():
+        return {"outcome": "unparsed", "parsed": None, "reason": "empty response"}
+    try:
+        parsed = answer.parse(content)
+        ok = answer.matches(parsed)
+    except Exception as e:  # a parser bug must not lose the run; it shows up as its own reason
+        return {"outcome": "unparsed", "parsed": None, "reason": f"parser error {type(e).__name__}: {e}"}
+    if isinstance(parsed, Unparsed):
+        return {"outcome": "unparsed", "parsed": None, "reason": parsed.reason}
+    out = {"outcome": "correct" if ok else "wrong", "parsed": _jsonable(parsed), "reason": None}
+    if isinstance(answer, Record):
+        out["fields"] = answer.field_matches(parsed)
+    return out
+
+
+class AnswerKey:
+    """Ground truth by (item_id, question_id), loaded lazily per domain from an item store."""
+
+    def __init__(self, items_dir: Path):
+        from grip.eval.experiments import discover_domains
+        self.items_dir = Path(items_dir)
+        self.domains = set(discover_domains(self.items_dir))
+        self._rows: dict[str, dict[str, dict]] = {}
+
+    def rows(self, domain: str) -> dict[str, dict]:
+        if domain not in self._rows:
+            if domain not in self.domains:
+                raise ScoringError(f"{self.items_dir}: no items for domain {domain!r}, but the response store has "
+                                   f"responses for it; score against the item store the run used")
+            from grip.manifest import load_store
+            self._rows[domain] = {r["id"]: r for r in load_store(self.items_dir / domain)}
+        return self._rows[domain]
+
+    def question(self, domain: str, item_id: str, question_id: str) -> tuple[dict, dict]:
+        row = self.rows(domain).get(item_id)
+        if row is None:
+            raise ScoringError(f"{self.items_dir}/{domain}: no item {item_id!r}; the response store was made from "
+                               f"another item store")
+        for q in row["questions"]:
+            if q["id"] == question_id:
+                return row, q
+        raise ScoringError(f"{self.items_dir}/{domain}: item {item_id} has no question {question_id!r}; the "
+                           f"response store was made from another item store")
+
+
+def _config(r: dict) -> dict:
+    s = r.get("sampling") or {}
+    cfg = {"base_url": r.get("base_url"), "template_version": r.get("template_version")}
+    cfg.update({k: s.get(k) for k in SAMPLING_KEYS})
+    extra = {k: v for k, v in s.items() if k not in SAMPLING_KEYS}
+    if extra:
+        cfg["extra"] = json.dumps(extra, sort_keys=True)
+    return cfg
+
+
+def model_labels(rows: list[dict]) -> dict[tuple[str, str], str]:
+    """(model, config json) -> label. A model run with one configuration is labelled by its name; one run with
+    several (another endpoint, temperature, template) gets the differing settings in brackets, so two runs are never
+    pooled."""
+    configs: dict[str, dict[str, dict]] = defaultdict(dict)
+    for r in rows:
+        cfg = _config(r)
+        configs[r["model"]][json.dumps(cfg, sort_keys=True, default=str)] = cfg
+    out = {}
+    for model, cfgs in configs.items():
+        if len(cfgs) == 1:
+            out[(model, next(iter(cfgs)))] = model
+            continue
+        differ = sorted(k for k in set().union(*cfgs.values()) if len({str(c.get(k)) for c in cfgs.values()}) > 1)
+        for cj, cfg in cfgs.items():
+            out[(model, cj)] = f"{model} [" + ", ".join(f"{k}={cfg.get(k)}" for k in differ) + "]"
+    return out
+
+
+def _condition_order(c: str) -> tuple:
+    return (0, int(c[5:])) if c.startswith("sigma") and c[5:].isdigit() else (1, c)
+
+
+def score_rows(store_rows: Iterable[dict], items_dir: Path) -> list[dict]:
+    """Scored rows for every stored response, in a fixed order. A pure function of the store and the item store."""
+    rows = list(store_rows)
+    key = AnswerKey(items_dir)
+    labels = model_labels(rows)
+    out = []
+    seen: dict[tuple, str] = {}
+    for r in rows:
+        domain = r["domain"]
+        item, q = key.question(domain, r["item_id"], r["question_id"])
+        answer = answer_from_json(q["answer"])
+        s = score_response(answer, r.get("content"), r.get("status", "failed"))
+        cj = json.dumps(_config(r), sort_keys=True, default=str)
+        label = labels[(r["model"], cj)]
+        ident = (r["experiment"], label, r["condition"], r["item_id"], r["question_id"])
+        if ident in seen:
+            raise ScoringError(f"two stored responses for {ident} (keys {seen[ident][:12]}, {r['key'][:12]}); the "
+                               f"response store is inconsistent")
+        seen[ident] = r["key"]
+        rec = {
+            "key": r["key"], "experiment": r["experiment"], "condition": r["condition"], "model": label,
+            "model_name": r["model"], "base_url": r.get("base_url"), "sampling": r.get("sampling"),
+            "template_version": r.get("template_version"), "response_model": r.get("response_model"),
+            "item_id": r["item_id"], "domain": domain, "family": item["family"], "index": item["index"],
+            "question_id": r["question_id"], "position": int(q["position"]), "rung": q["rung"],
+            "answer_type": q["answer"]["type"], "reference": answer.reference_text(),
+            "outcome": s["outcome"], "parsed": s["parsed"], "reason": s["reason"],
+            "status": r.get("status"), "http_status": r.get("http_status"), "error_class": r.get("error_class"),
+            "attempts": r.get("attempts"),
+        }
+        if s["outcome"] == "failed":
+            rec["reason"] = r.get("error_class") or "request failed"
+        if "fields" in s:
+            rec["fields"] = s["fields"]
+        out.append(rec)
+    out.sort(key=lambda x: (x["experiment"], x["model"], _condition_order(x["condition"]), x["domain"],
+                            x["index"], x["position"]))
+    return out
+
+
+def score_store(store_path: Path, items_dir: Path, experiment: str | None = None) -> list[dict]:
+    from grip.eval.store import ResponseStore
+    store_path = Path(store_path)
+    if not store_path.is_file():
+        raise ScoringError(f"{store_path}: no response store (run `grip eval run` first)")
+    store = ResponseStore(store_path)
+    try:
+        return score_rows(store.rows(experiment=experiment), items_dir)
+    finally:
+        close = getattr(store, "close", None)
+        if close:
+            close()
+
+
+def write_scored(rows: list[dict], path: Path) -> None:
+    from grip.manifest import atomic_write_bytes
+    data = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)
+    atomic_write_bytes(Path(path), data.encode())
+
+
+def read_scored(path: Path) -> list[dict]:
+    path = Path(path)
+    if not path.is_file():
+        raise ScoringError(f"{path}: no scored file (run `grip eval score` first)")
+    out = []
+    for k, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            raise ScoringError(f"{path}: line {k} is not valid JSON; rerun `grip eval score`") from None
+        need = ("experiment", "condition", "model", "item_id", "domain", "family", "position", "outcome")
+        if not isinstance(r, dict) or any(f not in r for f in need) or r["outcome"] not in OUTCOMES:
+            raise ScoringError(f"{path}: line {k} is not a scored row; rerun `grip eval score`")
+        out.append(r)
+    return out
+
+
+def counts(rows: Iterable[dict]) -> dict[str, int]:
+    c = {o: 0 for o in OUTCOMES}
+    for r in rows:
+        c[r["outcome"]] += 1
+    return c

@@ -1,0 +1,330 @@
+"""Statistics over scored rows. Definitions (the report repeats them):
+
+- **accuracy** = correct / answered, where answered = correct + wrong + unparsed. An unparsed response is the
+  model's and counts as not correct; a failed request is not an answer and is left out (and counted apart).
+- **constant-answer baseline** b per domain x rung: the accuracy of the best single constant answer over the
+  evaluated items, from the answer key, each item judging the constant with its own typed comparator (so a Number
+  constant scores every item within that item's tolerance). Candidates: every reference answer's text, plus for
+  all-Number rungs the edges of every tolerance interval (the optimum of interval stabbing is at one of them).
+- **adjusted accuracy** = (a - b) / (1 - b): 0 for a constant answerer, 1 for a perfect one, undefined when b = 1.
+  Pooled over domains (family, all), b is the row-weighted mean of the per-domain-rung baselines.
+- **chain-conditional accuracy** at rung k = P(rung k correct | rungs 1..k-1 all correct on the same image), over
+  images whose rungs 1..k were all answered.
+- **grain delta** at sigma s = accuracy(sigma s) - accuracy(sigma 0) over the (image, rung) pairs answered in both.
+- **CIs**: percentile intervals of a cluster bootstrap that resamples images with replacement within each domain
+  (strata), seeded from grip.seeding.bootstrap_seed(seed, statistic, cell); 10,000 resamples by default.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import numpy as np
+
+from grip.answers import Answer, Number, Unparsed
+from grip.seeding import bootstrap_seed
+
+RESAMPLES = 10_000
+LEVEL = 0.95
+RUNGS = (1, 2, 3, 4, 5)
+
+
+# --- the cluster bootstrap ---------------------------------------------------------------------------------
+
+def bootstrap_sums(X: np.ndarray, strata: np.ndarray, resamples: int, seed: int, chunk: int = 1000) -> np.ndarray:
+    """Column sums of X (clusters x k) over `resamples` cluster bootstrap resamples, drawn with replacement within
+    each stratum (each stratum keeps its cluster count). Returns resamples x k."""
+    X = np.asarray(X, dtype=np.float64)
+    strata = np.asarray(strata)
+    rng = np.random.default_rng(seed)
+    out = np.zeros((resamples, X.shape[1]))
+    groups = [X[strata == s] for s in np.unique(strata)]
+    for start in range(0, resamples, chunk):
+        b = min(chunk, resamples - start)
+        for Xs in groups:
+            m = len(Xs)
+            idx = rng.integers(0, m, size=(b, m))
+            out[start:start + b] += Xs[idx].sum(axis=1)
+    return out
+
+
+@dataclass(frozen=True)
+class Estimate:
+    value: float | None
+    lo: float | None
+    hi: float | None
+
+    def as_dict(self) -> dict:
+        return {"value": self.value, "lo": self.lo, "hi": self.hi}
+
+
+def _f(x) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def estimate(X: np.ndarray, strata, fn: Callable[[np.ndarray], np.ndarray], resamples: int, seed: int,
+             level: float = LEVEL) -> Estimate:
+    """fn maps sums (n x k) to a statistic (n,). Point estimate on the data, percentile CI over resamples (resamples
+    where the statistic is undefined, e.g. an empty denominator, are left out)."""
+    X = np.asarray(X, dtype=np.float64).reshape(len(X), -1)
+    if len(X) == 0:
+        return Estimate(None, None, None)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        point = _f(fn(X.sum(axis=0)[None, :])[0])
+        if point is None:
+            return Estimate(None, None, None)
+        if resamples <= 0:
+            return Estimate(point, None, None)
+        vals = fn(bootstrap_sums(X, strata, resamples, seed))
+    vals = vals[np.isfinite(vals)]
+    if len(vals) == 0:
+        return Estimate(point, None, None)
+    lo, hi = np.percentile(vals, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
+    return Estimate(point, float(lo), float(hi))
+
+
+def _ratio(S):
+    return S[:, 0] / S[:, 1]
+
+
+def _adjusted(S):
+    a = S[:, 0] / S[:, 1]
+    b = S[:, 2] / S[:, 1]
+    return np.where(b < 1, (a - b) / (1 - b), np.nan)
+
+
+def _delta(S):
+    return (S[:, 0] - S[:, 1]) / S[:, 2]
+
+
+def adjusted(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b >= 1:
+        return None
+    return (a - b) / (1 - b)
+
+
+# --- constant-answer baseline ------------------------------------------------------------------------------
+
+def constant_baseline(answers: list[Answer]) -> dict:
+    """{share, constant}: the best single constant answer's accuracy over these answers, each judged by its own
+    comparator. `constant` is the text the constant answerer would write."""
+    if not answers:
+        return {"share": None, "constant": None}
+    if all(isinstance(a, Number) for a in answers):
+        return _number_baseline(answers)
+    uniq: dict[str, tuple[Answer, int]] = {}
+    for a in answers:
+        k = repr(a.to_json())
+        uniq[k] = (a, uniq[k][1] + 1 if k in uniq else 1)
+    best, best_t = -1, None
+    for t in sorted({a.reference_text() for a in answers}):
+        hits = 0
+        for a, w in uniq.values():
+            try:
+                p = a.parse_value(t)
+                hits += w if not isinstance(p, Unparsed) and a.matches(p) else 0
+            except Exception:
+                pass
+        if hits > best:
+            best, best_t = hits, t
+    return {"share": best / len(answers), "constant": best_t}
+
+
+def _number_baseline(answers: list[Number]) -> dict:
+    v = np.array([a.value for a in answers], float)
+    tol = np.array([a.tol_abs() for a in answers], float)
+    period = np.array([a.period or 0.0 for a in answers], float)
+    cands = np.unique(np.concatenate([v, v - tol, v + tol]))
+    # The same comparison as Number.matches, vectorised over candidates x items.
+    d = np.abs(cands[:, None] - v[None, :])
+    per = period[None, :]
+    circ = np.where(per > 0, np.mod(d, np.where(per > 0, per, 1.0)), d)
+    circ = np.where(per > 0, np.minimum(circ, per - circ), d)
+    ok = circ <= tol[None, :] * (1 + 1e-9) + 1e-9
+    hits = ok.sum(axis=1)
+    j = int(np.argmax(hits))
+    return {"share": float(hits[j]) / len(answers), "constant": float(cands[j])}
+
+
+def baselines(answer_key, cells: dict[tuple[str, int], set[str]], question_of: dict) -> dict[tuple[str, int], dict]:
+    """(domain, position) -> constant_baseline over the evaluated items of that cell. `question_of[(item_id,
+    position)]` is the question id; `answer_key.question(domain, item, qid)` gives (row, question)."""
+    from grip.answers import answer_from_json
+    out = {}
+    for (domain, pos), items in sorted(cells.items()):
+        answers = [answer_from_json(answer_key.question(domain, it, question_of[(it, pos)])[1]["answer"])
+                   for it in sorted(items)]
+        out[(domain, pos)] = constant_baseline(answers)
+    return out
+
+
+# --- tables ------------------------------------------------------------------------------------------------
+
+def _clusters(rows: list[dict], value_cols: Callable[[dict], tuple]) -> tuple[np.ndarray, np.ndarray]:
+    """Per-image sums of value_cols(row) and each image's stratum (its domain)."""
+    acc: dict[tuple[str, str], np.ndarray] = {}
+    for r in rows:
+        k = (r["domain"], r["item_id"])
+        v = np.asarray(value_cols(r), float)
+        acc[k] = acc[k] + v if k in acc else v
+    keys = sorted(acc)
+    if not keys:
+        return np.zeros((0, 1)), np.array([])
+    return np.stack([acc[k] for k in keys]), np.array([k[0] for k in keys])
+
+
+def _counts(rows: Iterable[dict]) -> dict:
+    c = {"correct": 0, "wrong": 0, "unparsed": 0, "failed": 0}
+    for r in rows:
+        c[r["outcome"]] += 1
+    return c
+
+
+def rate_cell(rows: list[dict], base: dict[tuple[str, int], float | None], resamples: int, seed: int,
+              tag: tuple) -> dict:
+    """Counts, raw accuracy [CI], pooled baseline and adjusted accuracy [CI] over `rows`."""
+    c = _counts(rows)
+    answered = [r for r in rows if r["outcome"] != "failed"]
+    out = dict(c, answered=len(answered), images=len({(r["domain"], r["item_id"]) for r in rows}))
+    bl = [base.get((r["domain"], r["position"])) for r in answered]
+    if answered and all(b is not None for b in bl):
+        X, strata = _clusters(answered, lambda r: (r["outcome"] == "correct", 1.0,
+                                                    base[(r["domain"], r["position"])]))
+    else:
+        X, strata = _clusters(answered, lambda r: (r["outcome"] == "correct", 1.0, np.nan))
+    raw = estimate(X[:, :2] if len(X) else X, strata, _ratio, resamples, bootstrap_seed(seed, "raw", *tag))
+    b = float(X[:, 2].sum() / X[:, 1].sum()) if len(X) and X[:, 1].sum() > 0 else None
+    b = _f(b)
+    if b is not None and b < 1:
+        adj = estimate(X, strata, _adjusted, resamples, bootstrap_seed(seed, "adjusted", *tag))
+    else:
+        adj = Estimate(None, None, None)
+    out.update(accuracy=raw.as_dict(), baseline=b, adjusted=adj.as_dict(),
+               adjusted_note=("undefined: baseline is 1" if b is not None and b >= 1 else None))
+    return out
+
+
+def chain_cell(rows: list[dict], k: int, resamples: int, seed: int, tag: tuple) -> dict:
+    """P(rung k correct | rungs 1..k-1 correct) over images with rungs 1..k all answered."""
+    by_img: dict[tuple[str, str], dict[int, str]] = defaultdict(dict)
+    for r in rows:
+        by_img[(r["domain"], r["item_id"])][r["position"]] = r["outcome"]
+    keys, X = [], []
+    for img, o in sorted(by_img.items()):
+        if any(o.get(j) in (None, "failed") for j in range(1, k + 1)):
+            continue
+        prior = all(o[j] == "correct" for j in range(1, k))
+        keys.append(img[0])
+        X.append((prior and o[k] == "correct", prior))
+    X = np.array(X, float).reshape(-1, 2)
+    est = estimate(X, np.array(keys), _ratio, resamples, bootstrap_seed(seed, "chain", *tag))
+    return {"k": k, "images": len(keys), "conditioning": int(X[:, 1].sum()) if len(X) else 0,
+            "correct": int(X[:, 0].sum()) if len(X) else 0, "rate": est.as_dict()}
+
+
+def delta_cell(rows0: list[dict], rows_s: list[dict], resamples: int, seed: int, tag: tuple) -> dict:
+    """accuracy(sigma) - accuracy(sigma0) over (image, rung) pairs answered at both, paired within image."""
+    zero = {(r["domain"], r["item_id"], r["position"]): r["outcome"] for r in rows0 if r["outcome"] != "failed"}
+    pairs = [(r, zero[(r["domain"], r["item_id"], r["position"])]) for r in rows_s
+             if r["outcome"] != "failed" and (r["domain"], r["item_id"], r["position"]) in zero]
+    acc: dict[tuple[str, str], np.ndarray] = {}
+    for r, o0 in pairs:
+        k = (r["domain"], r["item_id"])
+        v = np.array([r["outcome"] == "correct", o0 == "correct", 1.0])
+        acc[k] = acc[k] + v if k in acc else v
+    keys = sorted(acc)
+    X = np.stack([acc[k] for k in keys]) if keys else np.zeros((0, 3))
+    strata = np.array([k[0] for k in keys])
+    d = estimate(X, strata, _delta, resamples, bootstrap_seed(seed, "delta", *tag))
+    n = int(X[:, 2].sum()) if len(X) else 0
+    return {"pairs": n, "images": len(keys),
+            "accuracy_sigma": float(X[:, 0].sum() / n) if n else None,
+            "accuracy_sigma0": float(X[:, 1].sum() / n) if n else None,
+            "delta": d.as_dict()}
+
+
+def _sigma(c: str) -> int | None:
+    return int(c[5:]) if c.startswith("sigma") and c[5:].isdigit() else None
+
+
+def compute(scored: list[dict], answer_key, resamples: int = RESAMPLES, seed: int = 0) -> dict:
+    """Every table of the report, as plain data (JSON-able)."""
+    if resamples < 0:
+        raise ValueError("resamples must be >= 0")
+    by_exp: dict[str, list[dict]] = defaultdict(list)
+    for r in scored:
+        by_exp[r["experiment"]].append(r)
+    out: dict = {"resamples": resamples, "seed": seed, "level": LEVEL, "experiments": {}}
+    for exp, rows in sorted(by_exp.items()):
+        # Baselines from the answer key over the items this experiment evaluated (same for every model).
+        cells: dict[tuple[str, int], set[str]] = defaultdict(set)
+        qid: dict[tuple[str, int], str] = {}
+        for r in rows:
+            cells[(r["domain"], r["position"])].add(r["item_id"])
+            qid[(r["item_id"], r["position"])] = r["question_id"]
+        bl = baselines(answer_key, cells, qid)
+        base = {k: v["share"] for k, v in bl.items()}
+        models = sorted({r["model"] for r in rows})
+        domains = sorted({r["domain"] for r in rows}, key=lambda d: _domain_order(d))
+        families = sorted({r["family"] for r in rows})
+        fam_of = {r["domain"]: r["family"] for r in rows}
+        conditions = sorted({r["condition"] for r in rows}, key=lambda c: (_sigma(c) is None, _sigma(c) or 0, c))
+        e = {"models": models, "domains": domains, "families": families, "conditions": conditions,
+             "baselines": [{"domain": d, "rung": p, "share": v["share"], "constant": v["constant"],
+                            "items": len(cells[(d, p)])} for (d, p), v in sorted(bl.items(),
+                                                                                 key=lambda kv: (_domain_order(kv[0][0]), kv[0][1]))],
+             "rungs": [], "families_table": [], "chain": [], "deltas": []}
+        idx: dict[tuple, list[dict]] = defaultdict(list)
+        for r in rows:
+            idx[(r["model"], r["condition"], r["domain"], r["position"])].append(r)
+
+        def pick(m, c, doms, rungs):
+            return [r for d in doms for p in rungs for r in idx.get((m, c, d, p), [])]
+
+        for m in models:
+            for c in conditions:
+                for d in domains:
+                    for p in RUNGS + ("all",):
+                        sel = pick(m, c, [d], RUNGS if p == "all" else [p])
+                        if not sel:
+                            continue
+                        cell = rate_cell(sel, base, resamples, seed, (exp, m, c, d, p))
+                        e["rungs"].append(dict(model=m, condition=c, domain=d, family=fam_of[d], rung=p, **cell))
+                for f in families + (["all"] if len(families) > 1 else []):
+                    doms = [d for d in domains if f == "all" or fam_of[d] == f]
+                    for p in RUNGS + ("all",):
+                        sel = pick(m, c, doms, RUNGS if p == "all" else [p])
+                        if not sel:
+                            continue
+                        cell = rate_cell(sel, base, resamples, seed, (exp, m, c, "family", f, p))
+                        e["families_table"].append(dict(model=m, condition=c, family=f, rung=p, **cell))
+                for d in domains + (["all"] if len(domains) > 1 else []):
+                    doms = domains if d == "all" else [d]
+                    sel = pick(m, c, doms, RUNGS)
+                    if not sel:
+                        continue
+                    for k in RUNGS[1:]:
+                        e["chain"].append(dict(model=m, condition=c, domain=d,
+                                               **chain_cell(sel, k, resamples, seed, (exp, m, c, d))))
+            zero = "sigma0"
+            for c in conditions:
+                s = _sigma(c)
+                if not s or zero not in conditions:
+                    continue
+                for d in domains + (["all"] if len(domains) > 1 else []):
+                    doms = domains if d == "all" else [d]
+                    r0, rs = pick(m, zero, doms, RUNGS), pick(m, c, doms, RUNGS)
+                    if not rs:
+                        continue
+                    e["deltas"].append(dict(model=m, condition=c, sigma=s, domain=d,
+                                            **delta_cell(r0, rs, resamples, seed, (exp, m, c, d))))
+        out["experiments"][exp] = e
+    return out
+
+
+def _domain_order(d: str) -> tuple:
+    from grip.domains import REGISTRY
+    order = list(REGISTRY)
+    return (order.index(d) if d in order else len(order), d)

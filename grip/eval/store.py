@@ -1,0 +1,215 @@
+"""The response store: one SQLite file (WAL) holding one row per request key.
+
+The key is a hash of everything that decides what a model is asked: model, endpoint, the full request with image
+hashes in place of image bytes, the sampling fields, the experiment and the condition. Transport settings
+(timeout, concurrency, retry caps, API key) are left out, so changing them never re-asks a question.
+
+Every `put` is one SQLite statement in autocommit mode, i.e. one transaction: once `put` returns, the row is in the
+WAL, and a process killed after that (SIGKILL included) loses nothing. `synchronous=NORMAL` is enough for that; it
+only risks the last transactions on a power cut or kernel crash, which a rerun redoes (their keys are simply not
+complete). A key is the primary key, so it is never stored twice; an `ok` row is never replaced, a `failed` row is
+replaced by the next attempt at the same key.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+from grip import GripError
+
+__all__ = ["COLUMNS", "SCHEMA_VERSION", "ResponseStore", "StoreError", "request_key"]
+
+SCHEMA_VERSION = 1
+
+# (column, SQL type). JSON columns hold dicts/lists serialised with sorted keys.
+_SCHEMA = (
+    ("key", "TEXT PRIMARY KEY"),
+    ("experiment", "TEXT NOT NULL"),
+    ("condition", "TEXT NOT NULL"),
+    ("model", "TEXT NOT NULL"),
+    ("base_url", "TEXT"),
+    ("item_id", "TEXT NOT NULL"),
+    ("domain", "TEXT NOT NULL"),
+    ("family", "TEXT"),
+    ("question_id", "TEXT NOT NULL"),
+    ("position", "INTEGER NOT NULL"),
+    ("rung", "TEXT"),
+    ("image_sha256", "TEXT"),
+    ("status", "TEXT NOT NULL CHECK (status IN ('ok', 'failed'))"),
+    ("http_status", "INTEGER"),
+    ("error_class", "TEXT"),
+    ("error_message", "TEXT"),
+    ("attempts", "INTEGER NOT NULL"),
+    ("elapsed_s", "REAL"),
+    ("raw_body", "BLOB"),          # the response body exactly as received (the last attempt's, for a failure)
+    ("content", "TEXT"),           # assistant text extracted from raw_body, or NULL
+    ("response_model", "TEXT"),    # the model id the server said it used
+    ("usage", "TEXT"),             # JSON
+    ("latency_s", "REAL"),         # of the attempt that produced raw_body
+    ("sampling", "TEXT NOT NULL"),  # JSON: every sampling field sent
+    ("request", "TEXT NOT NULL"),   # JSON: the request as keyed (image hashes instead of bytes)
+    ("template_version", "TEXT"),
+    ("history", "TEXT"),           # JSON list, one entry per attempt: status, error_class, latency_s, wait_s
+    ("created_at", "TEXT NOT NULL"),
+)
+COLUMNS = tuple(c for c, _ in _SCHEMA)
+_JSON_COLUMNS = ("usage", "sampling", "request", "history")
+_REQUIRED = ("key", "experiment", "condition", "model", "item_id", "domain", "question_id", "position", "status",
+             "attempts", "sampling", "request")
+
+
+class StoreError(GripError):
+    pass
+
+
+def _canonical(obj) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def request_key(model: str, base_url: str | None, request: dict, sampling: dict, experiment: str,
+                condition: str) -> str:
+    """sha256 hex of the canonical JSON of what decides the question put to the model. `request` must already have
+    image hashes in place of image bytes; a trailing slash on the base URL does not make a new key."""
+    base = None if base_url is None else str(base_url).rstrip("/")
+    try:
+        text = _canonical({"model": model, "base_url": base, "request": request, "sampling": sampling,
+                           "experiment": experiment, "condition": condition})
+    except (TypeError, ValueError) as e:
+        raise StoreError(f"request key: request or sampling is not plain JSON ({e})") from None
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class ResponseStore:
+    """SQLite response store. One writer process at a time is the intended use; readers may run alongside (WAL)."""
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise StoreError(f"{self.path} is a folder; the response store is a file (e.g. responses.sqlite)")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._init_schema()
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"{self.path}: not a grip response store ({e})") from None
+        cols = ", ".join(COLUMNS)
+        marks = ", ".join("?" for _ in COLUMNS)
+        updates = ", ".join(f"{c}=excluded.{c}" for c in COLUMNS if c != "key")
+        # The WHERE keeps an acknowledged answer forever: only a failed row can be overwritten.
+        self._put_sql = (f"INSERT INTO responses ({cols}) VALUES ({marks}) "
+                         f"ON CONFLICT(key) DO UPDATE SET {updates} WHERE responses.status != 'ok'")
+
+    def _init_schema(self) -> None:
+        db = self._db
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not tables:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)")
+                db.execute("CREATE TABLE responses (" + ", ".join(f"{c} {t}" for c, t in _SCHEMA) + ")")
+                db.execute("CREATE INDEX responses_experiment ON responses (experiment, condition)")
+                db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                db.execute("INSERT INTO meta VALUES ('kind', 'grip-response-store')")
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            return
+        if "meta" not in tables or "responses" not in tables:
+            raise StoreError(f"{self.path}: an SQLite file that is not a grip response store")
+        meta = dict(db.execute("SELECT k, v FROM meta"))
+        if meta.get("kind") != "grip-response-store":
+            raise StoreError(f"{self.path}: an SQLite file that is not a grip response store")
+        if meta.get("schema_version") != str(SCHEMA_VERSION):
+            raise StoreError(f"{self.path}: response store schema {meta.get('schema_version')}, this grip reads "
+                             f"{SCHEMA_VERSION}")
+
+    # -- writing ------------------------------------------------------------------------------------------------
+    def put(self, record: dict) -> bool:
+        """Store one response or typed failure; committed when this returns. Returns False when the key already
+        holds an `ok` row (which is kept)."""
+        missing = [f for f in _REQUIRED if record.get(f) is None]
+        if missing:
+            raise StoreError(f"response record lacks {missing}")
+        unknown = sorted(set(record) - set(COLUMNS))
+        if unknown:
+            raise StoreError(f"response record has unknown fields {unknown}")
+        if record["status"] not in ("ok", "failed"):
+            raise StoreError(f"response status must be 'ok' or 'failed', got {record['status']!r}")
+        row = dict(record)
+        row.setdefault("created_at", _now())
+        for c in _JSON_COLUMNS:
+            if row.get(c) is not None:
+                row[c] = _canonical(row[c])
+        body = row.get("raw_body")
+        if isinstance(body, str):
+            row["raw_body"] = body.encode("utf-8", "surrogateescape")
+        cur = self._db.execute(self._put_sql, tuple(row.get(c) for c in COLUMNS))
+        return cur.rowcount == 1
+
+    # -- reading ------------------------------------------------------------------------------------------------
+    def completed_keys(self) -> set[str]:
+        return {r[0] for r in self._db.execute("SELECT key FROM responses WHERE status='ok'")}
+
+    def failed_keys(self) -> set[str]:
+        return {r[0] for r in self._db.execute("SELECT key FROM responses WHERE status='failed'")}
+
+    def count(self, experiment: str | None = None) -> dict[str, int]:
+        sql = "SELECT status, COUNT(*) FROM responses"
+        args: tuple = ()
+        if experiment is not None:
+            sql += " WHERE experiment=?"
+            args = (experiment,)
+        out = {"ok": 0, "failed": 0}
+        out.update(dict(self._db.execute(sql + " GROUP BY status", args)))
+        return out
+
+    def get(self, key: str) -> dict | None:
+        cur = self._db.execute(f"SELECT {', '.join(COLUMNS)} FROM responses WHERE key=?", (key,))
+        r = cur.fetchone()
+        return None if r is None else self._decode(r)
+
+    def rows(self, experiment: str | None = None) -> Iterator[dict]:
+        """Every stored row as a dict (JSON columns decoded, raw_body as text), in a stable order."""
+        sql = f"SELECT {', '.join(COLUMNS)} FROM responses"
+        args: tuple = ()
+        if experiment is not None:
+            sql += " WHERE experiment=?"
+            args = (experiment,)
+        sql += " ORDER BY experiment, condition, model, domain, item_id, position, key"
+        for r in self._db.execute(sql, args).fetchall():
+            yield self._decode(r)
+
+    @staticmethod
+    def _decode(r: tuple) -> dict:
+        d = dict(zip(COLUMNS, r))
+        for c in _JSON_COLUMNS:
+            if d[c] is not None:
+                d[c] = json.loads(d[c])
+        if d["usage"] is None:
+            d["usage"] = {}
+        if isinstance(d["raw_body"], bytes):
+            d["raw_body"] = d["raw_body"].decode("utf-8", "replace")
+        return d
+
+    def integrity_ok(self) -> bool:
+        return self._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> ResponseStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

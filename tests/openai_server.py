@@ -1,0 +1,482 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 for the eval tests: chat completions with image content, a
+scripted model, scripted faults, and a record of every request body it receives.
+
+    with ScriptedServer(model=lambda req: "ANSWER: 3") as srv:
+        srv.url                      # "http://127.0.0.1:PORT/v1"
+        srv.queue_faults(Fault.status(429, retry_after="2"), Fault.status(500))   # next two requests
+        srv.faults = lambda req, seen: Fault.hang(5) if seen == 0 else None       # by request (seen = times before)
+        srv.requests                 # [Recorded(path, headers, body, json, time)]
+
+Fault kinds: status (any HTTP status, optional Retry-After), hang (sleep before replying), malformed (a 200 whose
+body is not JSON), truncated (a 200 that declares the full Content-Length, sends half and closes), drop (close the
+connection without a reply).
+
+The `openai_server` fixture yields a started server and, at teardown, checks every request it received for
+ground-truth leaks (`check_isolation`) against every item store under the session's temp folder (plus any folder
+given to `srv.add_truth(dir)`). Import it into a test module: `from openai_server import openai_server`.
+
+Run as a script (`python tests/openai_server.py [--delay S]`) it serves until killed and prints its URL: the
+benchmark uses that to keep the server off the client's core.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from grip.eval.prompts import PIXEL_CHUNKS, png_chunks, prompt_text
+
+# Fields a request may carry besides the messages: the sampling fields the runner sends, plus the provider
+# extras the tests pass through. Anything else in a request is a place truth could hide, so it fails the check.
+ALLOWED_FIELDS = {"model", "messages", "temperature", "max_tokens", "top_p", "seed", "top_k", "min_p",
+                  "repetition_penalty"}
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str
+    code: int = 200
+    retry_after: str | None = None
+    seconds: float = 0.0
+    headers: tuple = ()
+
+    @staticmethod
+    def status(code: int, retry_after: str | None = None, headers: tuple = ()) -> Fault:
+        return Fault("status", code=code, retry_after=retry_after, headers=headers)
+
+    @staticmethod
+    def hang(seconds: float) -> Fault:
+        return Fault("hang", seconds=seconds)
+
+    @staticmethod
+    def malformed() -> Fault:
+        return Fault("malformed")
+
+    @staticmethod
+    def truncated() -> Fault:
+        return Fault("truncated")
+
+    @staticmethod
+    def drop() -> Fault:
+        return Fault("drop")
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict
+    body: bytes
+    json: object
+    time: float
+
+
+def image_of(req: dict) -> bytes | None:
+    """The PNG bytes of the first image part of a chat request, or None."""
+    for msg in req.get("messages", []) if isinstance(req, dict) else []:
+        content = msg.get("content") if isinstance(msg, dict) else None
+        for part in content if isinstance(content, list) else []:
+            if isinstance(part, dict) and part.get("type") == "image_url":
+                url = (part.get("image_url") or {}).get("url", "")
+                if url.startswith("data:image/png;base64,"):
+                    return base64.b64decode(url.split(",", 1)[1])
+    return None
+
+
+def text_of(req: dict) -> str:
+    out = []
+    for msg in req.get("messages", []) if isinstance(req, dict) else []:
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if isinstance(content, str):
+            out.append(content)
+        for part in content if isinstance(content, list) else []:
+            if isinstance(part, dict) and part.get("type") == "text":
+                out.append(str(part.get("text")))
+    return "\n".join(out)
+
+
+def constant_model(text: str = "I see it.\nANSWER: 0") -> Callable[[dict], str]:
+    return lambda req: text
+
+
+class ScriptedServer:
+    def __init__(self, model: Callable[[dict], str] | None = None, faults=None, delay_s: float = 0.0,
+                 model_name: str = "scripted-vlm", record: bool = True):
+        self.model = model or constant_model()
+        self.faults = faults            # callable(request json, times this exact body was seen before) -> Fault
+        self.delay_s = delay_s          # every reply waits this long (slow model)
+        self.model_name = model_name
+        self.record = record
+        self.requests: list[Recorded] = []
+        self.replies: dict[str, bytes] = {}   # sha256 of request body -> last 200 body sent for it
+        self.truth_dirs: list[Path] = []
+        self._fault_queue: deque = deque()
+        self._seen: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._n = 0
+        self.inflight = 0
+        self.max_inflight = 0           # most chat requests being handled at once
+        self._httpd: ThreadingHTTPServer | None = None
+
+    # -- control --
+    def queue_faults(self, *faults: Fault) -> None:
+        with self._lock:
+            self._fault_queue.extend(faults)
+
+    def add_truth(self, store_dir: Path) -> None:
+        self.truth_dirs.append(Path(store_dir))
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> ScriptedServer:
+        self._httpd = _Server(("127.0.0.1", 0), _handler_for(self))
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # -- serving (called from handler threads) --
+    def _next(self, body: bytes, req) -> tuple[Fault | None, str]:
+        digest = hashlib.sha256(body).hexdigest()
+        with self._lock:
+            seen = self._seen.get(digest, 0)
+            self._seen[digest] = seen + 1
+            self._n += 1
+            fault = self._fault_queue.popleft() if self._fault_queue else None
+        if fault is None and self.faults is not None:
+            fault = self.faults(req, seen)
+        return fault, digest
+
+    def completion(self, req: dict, text: str) -> bytes:
+        with self._lock:
+            n = self._n
+        return json.dumps({"id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
+                           "model": self.model_name,
+                           "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                        "finish_reason": "stop"}],
+                           "usage": {"prompt_tokens": 100, "completion_tokens": len(text.split()),
+                                     "total_tokens": 100 + len(text.split())}}).encode()
+
+
+class _Server(ThreadingHTTPServer):
+    # The listen backlog is set when the socket is bound: the default of 5 drops connections when a run opens
+    # dozens at once (they surface as ReadError after a SYN retry).
+    request_queue_size = 512
+    daemon_threads = True
+
+
+def _handler_for(server: ScriptedServer):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):  # quiet
+            pass
+
+        def setup(self):
+            super().setup()
+            # Headers and body go out in two writes; without NODELAY, Nagle + delayed ACK add 40 ms to each reply.
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def _send(self, status: int, body: bytes, headers: tuple = (), length: int | None = None) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body) if length is None else length))
+            for k, v in headers:
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
+
+        def do_POST(self):
+            try:
+                n = int(self.headers.get("Content-Length", 0))
+                body = self.rfile.read(n)
+                if len(body) < n:  # the client died mid-send (a killed run): nothing was asked
+                    self.close_connection = True
+                    return
+                try:
+                    req = json.loads(body)
+                except ValueError:
+                    req = None
+                if server.record:
+                    with server._lock:
+                        server.requests.append(Recorded(self.path, dict(self.headers), body, req, time.time()))
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    return self._send(404, b'{"error": {"message": "not found"}}')
+                if not isinstance(req, dict) or "messages" not in req:
+                    return self._send(400, b'{"error": {"message": "bad request body"}}')
+                with server._lock:
+                    server.inflight += 1
+                    server.max_inflight = max(server.max_inflight, server.inflight)
+                try:
+                    self._reply(body, req)
+                finally:
+                    with server._lock:
+                        server.inflight -= 1
+            except (BrokenPipeError, ConnectionResetError, OSError):
+                self.close_connection = True  # the client gave up (timeout): nothing to do
+
+        def _reply(self, body: bytes, req: dict) -> None:
+            fault, digest = server._next(body, req)
+            if server.delay_s:
+                time.sleep(server.delay_s)
+            if fault is not None:
+                if fault.kind == "status":
+                    hdrs = tuple(fault.headers) + ((("Retry-After", fault.retry_after),)
+                                                   if fault.retry_after is not None else ())
+                    msg = json.dumps({"error": {"message": f"scripted {fault.code}",
+                                                "type": "scripted"}}).encode()
+                    return self._send(fault.code, msg, hdrs)
+                if fault.kind == "hang":
+                    time.sleep(fault.seconds)
+                elif fault.kind == "malformed":
+                    return self._send(200, b'{"id": "x", "choices": [ {"message": oops')
+                elif fault.kind == "truncated":
+                    full = server.completion(req, "ANSWER: 1")
+                    self._send(200, full[: len(full) // 2], length=len(full))
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                elif fault.kind == "drop":
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+            reply = server.completion(req, server.model(req))
+            with server._lock:
+                server.replies[digest] = reply
+            self._send(200, reply)
+
+    return Handler
+
+
+# -- ground-truth isolation ----------------------------------------------------------------------------------------
+_TRUTH_CACHE: dict[tuple[str, float], dict[str, dict]] = {}
+
+
+def truth_index(store_dirs) -> dict[str, dict]:
+    """sha256 of every image (originals and grain copies) -> its items.jsonl row, over every items.jsonl under the
+    given folders."""
+    index: dict[str, dict] = {}
+    for d in store_dirs:
+        for items in sorted(Path(d).rglob("items.jsonl")):
+            stamp = (str(items), items.stat().st_mtime)
+            if stamp not in _TRUTH_CACHE:
+                part: dict[str, dict] = {}
+                for line in items.read_text().splitlines():
+                    try:
+                        row = json.loads(line)
+                    except ValueError:
+                        continue
+                    if not isinstance(row, dict) or "sha256" not in row:
+                        continue
+                    part[row["sha256"]] = row
+                    for png in (items.parent / "grain").glob(f"s*/{row['id']}.png"):
+                        part[hashlib.sha256(png.read_bytes()).hexdigest()] = row
+                _TRUTH_CACHE[stamp] = part
+            index.update(_TRUTH_CACHE[stamp])
+    return index
+
+
+def _serialisations(obj) -> set[str]:
+    """The ways a value could be written into a request: JSON in several spellings, repr, str."""
+    out = set()
+    for kw in ({}, {"separators": (",", ":")}, {"sort_keys": True}, {"ensure_ascii": False}, {"indent": 2}):
+        s = json.dumps(obj, **kw)
+        out.add(s)
+        out.add(json.dumps(s)[1:-1])  # the same, as it appears inside a JSON string
+    out.add(repr(obj))
+    out.add(str(obj))
+    return out
+
+
+def truth_strings(row: dict) -> set[str]:
+    """Distinctive ground-truth serialisations of one row: every answer, margin and the scene, whole and by field,
+    the seed. Only strings of 8 characters or more: short ones ("3", "left") occur in public text by chance, and the
+    structural check already pins down every byte of the request that is not public text."""
+    vals: list = [row.get("scene"), str(row.get("seed"))]
+    for k, v in (row.get("scene") or {}).items():
+        vals.append({k: v})
+    for q in row.get("questions", []):
+        vals += [q.get("answer"), q.get("margin"), {"answer": q.get("answer")}, {"margin": q.get("margin")}]
+        ans = q.get("answer") or {}
+        if "value" in ans:
+            vals.append({"value": ans["value"]})
+        if isinstance(ans.get("value"), (float, int)) and not isinstance(ans.get("value"), bool):
+            vals.append(repr(float(ans["value"])) if len(repr(float(ans["value"]))) >= 8 else None)
+    out = set()
+    for v in vals:
+        if v is None:
+            continue
+        out |= {s for s in _serialisations(v) if len(s) >= 8}
+    return out
+
+
+def _non_idat(png: bytes) -> bytes:
+    out, i = [], 8
+    while i + 8 <= len(png):
+        n = int.from_bytes(png[i:i + 4], "big")
+        if png[i + 4:i + 8] != b"IDAT":
+            out.append(png[i:i + 12 + n])
+        i += 12 + n
+    return b"".join(out)
+
+
+def check_isolation(requests, truth: dict[str, dict], allowed_fields=ALLOWED_FIELDS) -> list[str]:
+    """Problems found in the recorded chat requests (empty list: clean). A request is clean when
+    (1) it has no field beyond the model, the messages and the sampling fields; (2) it is one user turn of exactly
+    one PNG image and one text; (3) the image is a known item image, byte for byte, with pixel chunks only;
+    (4) the text is the prompt template applied to one question of that item; (5) no distinctive serialisation of
+    any ground-truth value of that item occurs anywhere in the body, the decoded image or the headers."""
+    problems = []
+    strings_cache: dict[str, set[str]] = {}
+    for n, rec in enumerate(requests):
+        if not rec.path.rstrip("/").endswith("/chat/completions"):
+            continue
+        where = f"request {n}"
+        req = rec.json
+        if not isinstance(req, dict):
+            problems.append(f"{where}: body is not a JSON object")
+            continue
+        extra = sorted(set(req) - set(allowed_fields))
+        if extra:
+            problems.append(f"{where}: unexpected request fields {extra}")
+        msgs = req.get("messages")
+        if not (isinstance(msgs, list) and len(msgs) == 1 and isinstance(msgs[0], dict)
+                and msgs[0].get("role") == "user" and set(msgs[0]) == {"role", "content"}
+                and isinstance(msgs[0].get("content"), list) and len(msgs[0]["content"]) == 2):
+            problems.append(f"{where}: not one fresh user turn of one image and one text")
+            continue
+        parts = msgs[0]["content"]
+        kinds = sorted(p.get("type", "?") if isinstance(p, dict) else "?" for p in parts)
+        if kinds != ["image_url", "text"]:
+            problems.append(f"{where}: content parts are {kinds}")
+            continue
+        img_part = next(p for p in parts if p["type"] == "image_url")
+        if set(img_part) != {"type", "image_url"} or set(img_part["image_url"]) != {"url"}:
+            problems.append(f"{where}: image part has extra fields")
+        png = image_of(req)
+        if png is None:
+            problems.append(f"{where}: image is not a PNG data URL")
+            continue
+        try:
+            chunks = set(png_chunks(png))
+        except Exception as e:  # noqa: BLE001 - any defect is a finding here
+            problems.append(f"{where}: image is not a well-formed PNG ({e})")
+            continue
+        if chunks - PIXEL_CHUNKS:
+            problems.append(f"{where}: PNG carries metadata chunks {sorted(chunks - PIXEL_CHUNKS)}")
+        row = truth.get(hashlib.sha256(png).hexdigest())
+        if row is None:
+            problems.append(f"{where}: image is not byte-identical to any known item image")
+            continue
+        text_part = next(p for p in parts if p["type"] == "text")
+        if set(text_part) != {"type", "text"}:
+            problems.append(f"{where}: text part has extra fields")
+        prompts = {prompt_text(q["text"], q["instruction"]) for q in row["questions"]}
+        if text_part.get("text") not in prompts:
+            problems.append(f"{where}: text is not the prompt template of any question of {row['id']}")
+        # The image is byte-identical to the store's and holds pixel chunks only, so its IDAT data cannot carry
+        # anything the build did not draw; the small non-IDAT chunks are searched all the same.
+        body_text = rec.body.decode("utf-8", "replace")
+        i = body_text.find("data:image/png;base64,")
+        body_text = body_text[:i] + body_text[body_text.find('"', i):]
+        no_image = {**req, "messages": [{**msgs[0], "content": [
+            {"type": "image_url", "image_url": {"url": ""}} if p is img_part else p for p in parts]}]}
+        decoded = json.dumps(no_image, ensure_ascii=False)
+        haystacks = {"body": body_text, "decoded body": decoded, "headers": json.dumps(rec.headers),
+                     "image chunks": _non_idat(png).decode("latin-1")}
+        if row["id"] not in strings_cache:
+            strings_cache[row["id"]] = truth_strings(row)
+        for s in strings_cache[row["id"]]:
+            for name, hay in haystacks.items():
+                if s in hay:
+                    problems.append(f"{where}: ground truth {s[:40]!r} of {row['id']} found in the {name}")
+    return problems
+
+
+@pytest.fixture
+def openai_server(tmp_path_factory):
+    """A started ScriptedServer; at teardown, every request it got must pass `check_isolation` against every item
+    store under this session's temp folder."""
+    srv = ScriptedServer().start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+    if srv.requests:
+        truth = truth_index([tmp_path_factory.getbasetemp(), *srv.truth_dirs])
+        problems = check_isolation(srv.requests, truth)
+        assert not problems, "ground-truth isolation failed:\n" + "\n".join(problems[:20])
+
+
+WORKING_DOMAINS = ("physical_stability", "gear_trains", "clock_reading")
+
+
+@pytest.fixture(scope="session")
+def eval_items(tmp_path_factory) -> Path:
+    """A small item store (3 items per working domain, grain copies for all) shared by the eval tests."""
+    from grip.builder import build
+    root = tmp_path_factory.mktemp("eval_items")
+    for d in WORKING_DOMAINS:
+        build(d, 3, root, grain_subset=3)
+    return root
+
+
+def item_jobs(root: Path, experiment: str = "e1", sigmas=(0,), positions=(1, 2, 3, 4, 5, 6), domains=None,
+              items: int | None = None):
+    """Jobs for every item (or the first `items`) of every domain under `root`: one per question position and
+    grain level."""
+    from grip.eval.prompts import public_item
+    from grip.eval.runner import Job
+    from grip.manifest import load_store
+    jobs = []
+    for d in domains or WORKING_DOMAINS:
+        for row in load_store(root / d)[:items]:
+            for sigma in sigmas:
+                path = root / d / (row["image"] if sigma == 0 else f"grain/s{sigma}/{row['id']}.png")
+                sha = row["sha256"] if sigma == 0 else hashlib.sha256(path.read_bytes()).hexdigest()
+                for q in row["questions"]:
+                    if q["position"] in positions:
+                        jobs.append(Job(experiment, f"sigma{sigma}", public_item(row, q, path, sha)))
+    return jobs
+
+
+def _main() -> None:
+    import argparse
+    ap = argparse.ArgumentParser(description="scripted OpenAI-compatible server (instant replies)")
+    ap.add_argument("--delay", type=float, default=0.0)
+    ap.add_argument("--no-record", action="store_true")
+    args = ap.parse_args()
+    srv = ScriptedServer(delay_s=args.delay, record=not args.no_record).start()
+    print(srv.url, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        srv.stop()
+
+
+if __name__ == "__main__":
+    _main()
