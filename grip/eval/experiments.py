@@ -98,10 +98,7 @@ class Readability:
 
 
 def _toml_load(path: Path) -> dict:
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    import tomllib
     try:
         with open(path, "rb") as f:
             return tomllib.load(f)
