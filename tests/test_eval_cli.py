@@ -320,6 +320,25 @@ def test_one_line_errors(world, tmp_path, monkeypatch):
     one_line_error(run("eval", "report", "--scored", world["scored"], "--items", items, "--out", tmp_path / "r",
                        "--resamples", -1), "--resamples")
     one_line_error(run("strips", "no_such_domain"), "unknown domain")
+    one_line_error(run("eval", "run", "--experiment", "e1", "--items", items, "--model", "random",
+                       "--extra", "[1, 2]"), "--extra must be a JSON object")
+    one_line_error(run("eval", "run", "--experiment", "e1", "--items", items, "--model", "random",
+                       "--extra", '{"model": "other"}'), "may not set")
+
+
+def test_extra_provider_fields_are_sent_and_recorded(world, tmp_path):
+    srv = ScriptedServer(model=lambda req: "ANSWER: 1").start()
+    try:
+        ok(run("eval", "run", "--experiment", "e1", "--items", world["items"], "--model", MODEL, "--base-url",
+               srv.url, "--store", tmp_path / "x.sqlite", "--domain", "gear_trains", "--extra", '{"top_k": 20}',
+               "--quiet"))
+    finally:
+        srv.stop()
+    chat = [r for r in srv.requests if r.path.endswith("/chat/completions")]
+    assert chat and all(r.json["top_k"] == 20 and r.json["seed"] == 0 for r in chat)
+    with sqlite3.connect(tmp_path / "x.sqlite") as db:
+        recorded = [json.loads(x) for (x,) in db.execute("SELECT sampling FROM responses")]
+    assert len(recorded) == len(chat) and all(r["top_k"] == 20 for r in recorded)
 
 
 def test_strips_command(tmp_path):

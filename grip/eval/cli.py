@@ -41,6 +41,8 @@ def eval_group():
 @click.option("--top-p", type=float, default=1.0, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed sent to the server.")
 @click.option("--no-seed", is_flag=True, help="Send no seed (servers that reject the field).")
+@click.option("--extra", "extra_json", default=None, metavar="JSON",
+              help='Provider sampling fields passed through verbatim and recorded, e.g. \'{"top_k": 20}\'.')
 @click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True, help="Per request, seconds.")
 @click.option("--subset", default="core", show_default=True, help="core (items 0-19 per domain) or all.")
 @click.option("--domain", "domains", multiple=True, help="Only these domains (repeatable; default: all in store).")
@@ -51,7 +53,7 @@ def eval_group():
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @friendly
 def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, max_tokens, temperature, top_p, seed,
-            no_seed, timeout_s, subset, domains, store_path, readability, quiet):
+            no_seed, extra_json, timeout_s, subset, domains, store_path, readability, quiet):
     """Send an experiment's requests to a model and store the responses (resumes: done keys are skipped)."""
     import os
 
@@ -67,6 +69,19 @@ def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, ma
         _fail(f"--temperature must be >= 0, got {temperature}")
     if not 0 < top_p <= 1:
         _fail(f"--top-p must be in (0, 1], got {top_p}")
+    extra = {}
+    if extra_json is not None:
+        import json
+        try:
+            extra = json.loads(extra_json)
+        except json.JSONDecodeError as e:
+            _fail(f"--extra must be a JSON object, e.g. '{{\"top_k\": 20}}' ({e.msg})")
+        if not isinstance(extra, dict):
+            _fail("--extra must be a JSON object, e.g. '{\"top_k\": 20}'")
+    from grip.eval.runner import Endpoint, Sampling, run_jobs
+    sampling = Sampling(temperature=temperature, max_tokens=max_tokens, top_p=top_p,
+                        seed=None if no_seed else seed, extra=extra)
+    sampling.fields()   # a clash between --extra and the named fields is an error before anything runs
     offline = model == "random"
     if offline and base_url:
         _fail("--model random is the built-in offline model; it takes no --base-url")
@@ -77,7 +92,6 @@ def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, ma
     plan = X.plan(experiment, items_dir, subset=subset, domains=list(domains) or None, readability=readability)
     if not plan.requests:
         _fail(f"{items_dir}: nothing to evaluate for {experiment} (no items selected)")
-    from grip.eval.runner import Endpoint, Sampling, run_jobs
     from grip.eval.store import ResponseStore
     jobs = X.jobs(plan)
     click.echo(plan.describe(), err=True)
@@ -86,8 +100,6 @@ def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, ma
     try:
         endpoint = Endpoint(model=model, base_url=None if offline else base_url, api_key_env=api_key_env,
                             timeout_s=timeout_s)
-        sampling = Sampling(temperature=temperature, max_tokens=max_tokens, top_p=top_p,
-                            seed=None if no_seed else seed)
         summary = run_jobs(jobs, endpoint, sampling, store, concurrency=concurrency,
                            progress=not quiet and sys.stderr.isatty())
     finally:
