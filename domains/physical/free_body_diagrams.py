@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-from shapely.geometry import box
+from shapely.geometry import LineString, box
 
 from grip.answers import Choice, Count, Number, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
@@ -393,6 +393,10 @@ def draw(scene: Scene, canvas: Canvas) -> None:
     for text, c in _caption_centres(canvas, scene.level):
         w, h = text_size(canvas, text, TEXT)
         canvas.labels.append(box(c[0] - w / 2, c[1] - h / 2, c[0] + w / 2, c[1] + h / 2))
+    # The two centre lines of the grid are drawn with the cached backdrop; registered here so that no label (a
+    # level-3 "3.0 N" especially, whose decimal point a line through it would hide) sits on them.
+    for a, b in (((CENTRE_PX, GRID_LO), (CENTRE_PX, GRID_HI)), ((GRID_LO, CENTRE_PX), (GRID_HI, CENTRE_PX))):
+        canvas.register_stroke(LineString([a, b]).buffer(1.0), "axes")
     centre = (CENTRE_PX, CENTRE_PX)
     shapes.circle(canvas, centre, PUCK_PX, Style(stroke=GREY_DARK, fill=GREY_LIGHT, width_px=3.0), owner="puck")
     labels, vecs = force_labels(scene), vectors(scene)
