@@ -468,8 +468,9 @@ def dataset_card(index: dict, stores: list[Store] | None = None) -> str:
           f"{ex['huggingface_hub']}, pyarrow {ex['pyarrow']}."]
     if index.get("release"):
         rel = index["release"]
-        L += ["", f"Release recipe: `manifests/{rel.get('manifest', '')}` (sha256 `{rel.get('manifest_sha256', '')}`);"
-              f" rebuild with `grip build --manifest manifests/{rel.get('manifest', '')} --out DIR`."]
+        name = rel.get("manifest", "")
+        L += ["", f"Release recipe: `{name}` (sha256 `{rel.get('manifest_sha256', '')}`; the official recipes are in "
+              f"grip's `manifests/` folder); rebuild with `grip build --manifest {name} --out DIR`."]
     L += ["", "`grip-export.json` lists every shard with its row count, size and sha256.", ""]
     return "---\n" + head + "---\n\n" + "\n".join(L)
 
