@@ -48,6 +48,14 @@ def test_bearing_worked_examples():
     assert cb.lake_bearing(s) % 360 == pytest.approx(0.0, abs=1e-9)
 
 
+def test_a_bearing_a_hair_west_of_north_is_written_0_not_360():
+    # Lake 100 px straight up and 0.01 px left: bearing 359.994 deg, which rounds to 360.0 and must wrap to 0.
+    s = _scene([(300.0, 400.0), (299.99, 300.0), (600, 600), (100, 650)])
+    a = cb.lake_bearing_answer(s)
+    assert a.value == 0.0 and a.in_space()
+    assert a.matches(359) and a.matches(3) and cb.lake_direction(s).value == "N"
+
+
 def test_turned_arrow_worked_example():
     # Lake at bearing 45 (NE) on a north-up map. Turn the arrow 90 deg clockwise: north now points to the page's
     # right, so the Lake (up and to the right) is 45 deg anticlockwise of the new north: bearing 315, NW.

@@ -136,7 +136,8 @@ def lake_direction(scene: Scene) -> Choice:
 
 
 def lake_bearing_answer(scene: Scene) -> Number:
-    return Number(round(lake_bearing(scene), 1), BEARING_TOL, "degrees", decimals=0, period=360.0, low=0.0,
+    # rounded first, then wrapped: 359.96 is written 0.0, never 360.0 (outside [0, 360))
+    return Number(round(lake_bearing(scene), 1) % 360.0, BEARING_TOL, "degrees", decimals=0, period=360.0, low=0.0,
                   high=360.0)
 
 
