@@ -47,6 +47,10 @@ def release_name(seed: int) -> str:
     return str(int(seed))
 
 
+class DomainDefect(GripError):
+    """A domain broke its own contract (an answer outside its declared space): a bug to report, not bad input."""
+
+
 def generate(dom: Domain, seed: int, level: int) -> Generated:
     """Draw candidates from one generator until one has every margin at or above its threshold and renders with
     no Reject. Answers outside their declared space are a bug in the domain, not a rejection."""
@@ -71,7 +75,9 @@ def generate(dom: Domain, seed: int, level: int) -> Generated:
             continue
         for q in lad.questions:
             if not q.answer.in_space():
-                raise ValueError(f"{dom.id}: answer of {q.id} lies outside its declared space: {q.answer!r}")
+                raise DomainDefect(f"{dom.id} (item seed {seed}, level {level}): answer of {q.id} lies outside its "
+                                   f"declared space: {q.answer!r}. This is a bug in the domain; the items "
+                                   f"built so far are kept")
         canvas = Canvas(dom.size_px, dom.world)
         try:
             dom.draw(scene, canvas)

@@ -128,3 +128,6 @@ BROKEN = {
 
 # registered under its own id by the CLI test of `grip check`
 BROKEN_DOMAIN = dataclasses.replace(DOMAIN, id="fake_broken", ladder=_q5_hand_written)
+
+# registered under its own id by the CLI test of a domain defect met during `grip build`
+OUT_OF_SPACE_DOMAIN = dataclasses.replace(DOMAIN, id="fake_out_of_space", ladder=_bad_space)

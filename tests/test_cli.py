@@ -98,3 +98,14 @@ def test_row_with_wrong_types_is_corrupt(fake, tmp_path):
     one_line_error(run("build", "--domain", fake, "--n", 3, "--out", tmp_path))
     assert items.read_text() == bad
     one_line_error(run("sheet", fake, "--n", 1, "--cell", 0, "--out", tmp_path / "s.png"))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_domain_defect_during_build_is_one_line_and_keeps_nothing_half_written(monkeypatch, tmp_path, workers):
+    monkeypatch.setitem(domains.REGISTRY, "fake_out_of_space", ("physical", "fakes:OUT_OF_SPACE_DOMAIN"))
+    monkeypatch.setattr(domains, "_CACHE", {})
+    res = run("build", "--domain", "fake_out_of_space", "--n", 3, "--out", tmp_path, "--workers", workers)
+    one_line_error(res)
+    assert "outside its declared space" in res.output and "bug in the domain" in res.output
+    rows = tmp_path / "fake_out_of_space" / "items.jsonl"
+    assert not rows.exists() or rows.read_text() == ""
