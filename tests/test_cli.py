@@ -3,10 +3,9 @@ import subprocess
 import sys
 
 import pytest
-from click.testing import CliRunner
+from cli_helpers import one_line_error, run
 
 from grip import domains
-from grip.cli import main
 
 
 @pytest.fixture
@@ -16,15 +15,6 @@ def fake(monkeypatch):
     return "fake_dots"
 
 
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def one_line_error(res):
-    assert res.exit_code == 2, res.output
-    lines = [ln for ln in res.output.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("grip: error:"), res.output
-    assert "Traceback" not in res.output
 
 
 def test_list_imports_no_domain_module():

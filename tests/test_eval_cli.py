@@ -9,12 +9,11 @@ from collections import Counter, defaultdict
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_helpers import ok, one_line_error, run
 from openai_server import Fault, ScriptedServer, check_isolation, text_of, truth_index
 
 from grip.answers import answer_from_json
 from grip.builder import build
-from grip.cli import main
 from grip.eval.prompts import prompt_text
 
 SIZES = {"gear_trains": 6, "clock_reading": 22}   # clock_reading: more items than the core subset of 20
@@ -36,21 +35,6 @@ def intended(index: int, position: int, sigma: int) -> str:
     return "correct"
 
 
-def run(*args, env=None):
-    return CliRunner().invoke(main, [str(a) for a in args], env=env)
-
-
-def ok(res):
-    assert res.exit_code == 0, res.output
-    return res.output
-
-
-def one_line_error(res, match):
-    assert res.exit_code == 2, res.output
-    lines = [ln for ln in res.output.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("grip: error:"), res.output
-    assert re.search(match, lines[0]), lines[0]
-    assert "Traceback" not in res.output
 
 
 def md_tables(md: str) -> dict[str, list[dict]]:

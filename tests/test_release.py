@@ -7,10 +7,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_helpers import one_line_error, run
 
 from grip import domains, hub
-from grip.cli import main
 from grip.manifest import load_store
 from grip.release import load_recipe
 
@@ -33,15 +32,6 @@ grain_subset = 1
 """
 
 
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def one_line_error(res):
-    assert res.exit_code == 2, res.output
-    lines = [ln for ln in res.output.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("grip: error:"), res.output
-    return lines[0]
 
 
 def files(root: Path, skip=("build.json", ".lock")) -> dict:
