@@ -39,7 +39,30 @@ def _positive(ctx, param, value):
     return value
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Grip(click.Group):
+    """Usage errors (a bad option value, a missing argument) in the house form: one line `grip: error: ...`, exit 2,
+    with the command's usage left out (`grip COMMAND --help` has it)."""
+
+    def main(self, *args, **kwargs):
+        kwargs["standalone_mode"] = False
+        try:
+            rv = super().main(*args, **kwargs)
+        except click.exceptions.Abort:
+            _fail("interrupted")
+        except click.exceptions.NoArgsIsHelpError as e:   # `grip` or `grip eval` alone: the help, as usual
+            click.echo(e.ctx.get_help())
+            sys.exit(0)
+        except click.UsageError as e:
+            cmd = e.ctx.command_path if e.ctx is not None else "grip"
+            _fail(f"{e.format_message()} (see `{cmd} --help`)".replace("\n", " "))
+        except click.ClickException as e:
+            _fail(e.format_message().replace("\n", " "))
+        if isinstance(rv, int) and rv:
+            sys.exit(rv)
+        return rv
+
+
+@click.group(cls=_Grip, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="grip-bench", prog_name="grip")
 def main():
     """grip: procedural visual-reasoning scenes with exact ground truth."""
@@ -221,6 +244,8 @@ def sheet(domain, n, out, seed, level, start, cell, cols):
     """A contact sheet: items with their ladder answers printed under each, for people to look at."""
     from grip.sheet import contact_sheet
     from grip.manifest import atomic_write_bytes
+    if start < 0:
+        _fail(f"--start must be >= 0, got {start}")
     items = [_item(domain, start + i, seed, level) for i in range(n)]
     png = contact_sheet([(f"#{start + i}  L{lvl}", g) for i, (_, lvl, g) in enumerate(items)], cell, cols)
     atomic_write_bytes(out, png)

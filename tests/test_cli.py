@@ -99,3 +99,19 @@ def test_a_domain_defect_during_build_is_one_line_and_keeps_nothing_half_written
     assert "outside its declared space" in res.output and "bug in the domain" in res.output
     rows = tmp_path / "fake_out_of_space" / "items.jsonl"
     assert not rows.exists() or rows.read_text() == ""
+
+
+@pytest.mark.parametrize("args", [
+    ["build", "--domain", "gear_trains", "--n", "many"],
+    ["build", "--domain"],
+    ["no_such_command"],
+    ["sheet", "gear_trains", "--out", "/tmp", "--n", "2"],
+    ["eval", "run", "--experiment", "e1"],
+])
+def test_usage_errors_are_one_line_too(args):
+    one_line_error(run(*args))
+
+
+def test_bare_grip_prints_its_help():
+    res = run()
+    assert res.exit_code == 0 and "Usage:" in res.output and "build" in res.output
