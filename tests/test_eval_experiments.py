@@ -154,3 +154,12 @@ def test_the_repository_labels_every_registered_domain():
     for d in ids():
         assert all(r.label(d, s) is not None for s in (0, 15, 25, 40)), d
     assert {"who", "when", "how"} <= set(r.meta["judgement"])
+
+
+def test_grain_sha256_is_the_hash_e2_sends(store, tmp_path):
+    """What scoring checks a grain response against: the same hash the plan gives the runner."""
+    p = X.plan("e2", store, readability=labels_file(tmp_path, ALL_READABLE))
+    for r in p.requests[:40]:
+        if r.condition != "sigma0":
+            assert X.grain_sha256(store / r.domain, r.item_id, X.sigma_of(r.condition)) == r.image_sha256
+    assert X.grain_sha256(store / "clock_reading", "clock_reading_000020", 15) is None   # beyond the grain subset

@@ -1,4 +1,5 @@
 """Scoring: outcomes correct / wrong / unparsed / failed from stored responses and the item store's answer key."""
+import hashlib
 import json
 
 import numpy as np
@@ -123,6 +124,7 @@ def _store_row(row, q, content, status="ok", model="m", temperature=0.0, experim
     key = f"{model}-{temperature}-{experiment}-{condition}-{row['id']}-{q['id']}"
     return {"key": key, "experiment": experiment, "condition": condition, "model": model, "base_url": "http://x",
             "item_id": row["id"], "domain": row["domain"], "question_id": q["id"], "position": q["position"],
+            "image_sha256": row["sha256"] if condition == "sigma0" else None,
             "status": status, "http_status": 200 if status == "ok" else 500,
             "error_class": None if status == "ok" else "ServerError", "attempts": 1, "raw_body": "{}",
             "content": content, "response_model": model, "usage": {}, "latency_s": 0.01,
@@ -186,3 +188,105 @@ def test_score_store_is_deterministic_and_roundtrips(store, tmp_path):
         read_scored(tmp_path / "c.jsonl")
     with pytest.raises(ScoringError, match="no response store"):
         score_store(tmp_path / "missing.sqlite", store)
+
+
+# --- the answer key must be the one the run used (image hashes) ------------------------------------------------
+
+@pytest.fixture(scope="module")
+def twin_stores(tmp_path_factory):
+    """Two item stores with the same item ids: seed 0 and seed 1 (other scenes, other answers), with grain copies."""
+    a, b = tmp_path_factory.mktemp("seed0"), tmp_path_factory.mktemp("seed1")
+    build("clock_reading", 3, a, grain_subset=None)
+    build("clock_reading", 3, b, seed=1, grain_subset=None)
+    return a, b
+
+
+def _first_rows(store_dir):
+    return [json.loads(line) for line in (store_dir / "clock_reading" / "items.jsonl").read_text().splitlines()]
+
+
+def test_scoring_against_another_seeds_item_store_is_refused(twin_stores):
+    a, b = twin_stores
+    row = _first_rows(a)[0]
+    assert _first_rows(b)[0]["id"] == row["id"] and _first_rows(b)[0]["sha256"] != row["sha256"]
+    rows = [_store_row(row, q, "ANSWER: 1") for q in row["questions"] if q["position"] <= 5]
+    assert len(score_rows(rows, a)) == 5  # the store the run used
+    with pytest.raises(ScoringError) as e:
+        score_rows(rows, b)
+    assert str(e.value) == (f"{row['id']}: image sha256 differs from the one the response was made on; score "
+                            f"against the item store the run used")
+
+
+def test_grain_conditions_are_checked_against_the_grain_copy(twin_stores):
+    a, b = twin_stores
+    row = _first_rows(a)[0]
+    q = row["questions"][0]
+    grain = hashlib.sha256((a / "clock_reading" / "grain" / "s25" / f"{row['id']}.png").read_bytes()).hexdigest()
+    r = dict(_store_row(row, q, "ANSWER: 1", experiment="e2", condition="sigma25"), image_sha256=grain)
+    assert score_rows([r], a)[0]["condition"] == "sigma25"
+    with pytest.raises(ScoringError, match="image sha256 differs"):
+        score_rows([r], b)
+    # the clean image's hash on a grain condition is not the image that was sent
+    with pytest.raises(ScoringError, match="image sha256 differs"):
+        score_rows([dict(r, image_sha256=row["sha256"])], a)
+
+
+def test_failed_requests_without_an_image_hash_still_score(twin_stores):
+    a, _ = twin_stores
+    row = _first_rows(a)[0]
+    q = row["questions"][0]
+    bad_input = dict(_store_row(row, q, None, status="failed"), image_sha256=None, error_class="BadInput")
+    assert score_rows([bad_input], a)[0]["outcome"] == "failed"
+    # an answered response must say which image it was made on
+    with pytest.raises(ScoringError, match="no image sha256"):
+        score_rows([dict(_store_row(row, q, "ANSWER: 1"), image_sha256=None)], a)
+
+
+# --- read_scored refuses rows it cannot count ------------------------------------------------------------------
+
+def _good_scored(store, tmp_path):
+    row, q = next(_questions(store))
+    rows = score_rows([_store_row(row, q, "ANSWER: 1"), _store_row(row, row["questions"][1], "ANSWER: 1")], store)
+    return json.loads(json.dumps(rows))
+
+
+@pytest.mark.parametrize("field, value", [
+    ("position", "one"), ("position", 0), ("position", 1.0), ("position", True), ("position", None), ("model", None), ("model", ""),
+    ("model", 3), ("experiment", "e7"), ("experiment", None), ("condition", "sigma99"), ("condition", "clean"),
+    ("condition", None), ("item_id", None), ("domain", ["x"]), ("family", None), ("outcome", ["correct"]),
+    ("question_id", None), ("key", 5),
+])
+def test_read_scored_refuses_bad_field_types(store, tmp_path, field, value):
+    rows = _good_scored(store, tmp_path)
+    rows[1][field] = value
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(ScoringError) as e:
+        read_scored(path)
+    assert str(e.value) == f"{path}: line 2 is not a scored row; rerun `grip eval score`"
+
+
+def test_read_scored_refuses_an_e1_row_on_a_grain_condition(store, tmp_path):
+    rows = _good_scored(store, tmp_path)
+    rows[0]["condition"] = "sigma15"   # valid for e2, not for e1
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(ScoringError, match="line 1 is not a scored row"):
+        read_scored(path)
+
+
+def test_read_scored_refuses_a_duplicated_row(store, tmp_path):
+    rows = _good_scored(store, tmp_path)
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows + [rows[0]]))
+    with pytest.raises(ScoringError) as e:
+        read_scored(path)
+    msg = str(e.value)
+    assert "\n" not in msg and "line 3" in msg and rows[0]["key"] in msg and "line 1" in msg
+    # the same response under another key is still counted twice: refused too
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows + [dict(rows[0], key="other")]))
+    with pytest.raises(ScoringError, match="line 3"):
+        read_scored(path)
+    # the untouched file reads
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert read_scored(path) == rows

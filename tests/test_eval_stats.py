@@ -230,3 +230,44 @@ def test_compute_tables_match_direct_counts(store):
     assert again == st
     other = S.compute(rows, AnswerKey(store), resamples=100, seed=6)
     assert [c["accuracy"] for c in other["experiments"]["e1"]["rungs"]] != [c["accuracy"] for c in e["rungs"]]
+
+
+# --- empty cells: no answered rows, incomplete chains ----------------------------------------------------------
+
+def test_empty_inputs_give_undefined_estimates_not_errors():
+    assert S.estimate(np.zeros((0, 2)), np.array([]), S._ratio, 100, 0) == S.Estimate(None, None, None)
+    assert S.estimate([], [], S._ratio, 100, 0) == S.Estimate(None, None, None)
+    cell = S.rate_cell([_fake("d", f"i{i}", 1, "failed") for i in range(3)], {("d", 1): 0.25}, 100, 0, ("x",))
+    assert (cell["answered"], cell["failed"], cell["images"]) == (0, 3, 3)
+    assert cell["accuracy"]["value"] is None and cell["adjusted"]["value"] is None and cell["baseline"] is None
+    assert cell["adjusted_note"] == "no answered images"
+    d = S.delta_cell([_fake("d", "a", 1, "failed")], [_fake("d", "a", 1, "correct", "sigma40")], 100, 0, ("t",))
+    assert d["pairs"] == 0 and d["delta"]["value"] is None and d["accuracy_sigma"] is None
+
+
+@pytest.mark.parametrize("rungs", [(1,), (3,), (1, 2), (2, 3, 4)])
+def test_incomplete_chains_have_no_conditional_rate(rungs):
+    rows = [_fake("d", f"i{i}", p, "correct") for i in range(4) for p in rungs]
+    for k in S.RUNGS[1:]:
+        c = S.chain_cell(rows, k, 100, 0, ("t",))
+        if all(j in rungs for j in range(1, k + 1)):
+            assert c["images"] == 4 and c["rate"]["value"] == 1.0
+        else:
+            assert (c["images"], c["conditioning"], c["correct"], c["rate"]["value"]) == (0, 0, 0, None)
+
+
+def test_a_model_with_every_request_failed_leaves_the_other_models_numbers_unchanged(store):
+    rng = np.random.default_rng(11)
+    good = [_scored(row, q, rng.choice(["correct", "wrong", "unparsed"]), model="good") for row, q in _rows(store)]
+    dead = [_scored(row, q, "failed", model="dead") for row, q in _rows(store)]
+    alone = S.compute(good, AnswerKey(store), resamples=100, seed=2)["experiments"]["e1"]
+    both = S.compute(good + dead, AnswerKey(store), resamples=100, seed=2)["experiments"]["e1"]
+    for table in ("rungs", "families_table", "chain"):
+        assert [c for c in both[table] if c["model"] == "good"] == alone[table], table
+        dead_cells = [c for c in both[table] if c["model"] == "dead"]
+        assert dead_cells
+        for c in dead_cells:
+            v = c["rate"] if table == "chain" else c["accuracy"]
+            assert v == {"value": None, "lo": None, "hi": None}
+    only_dead = S.compute(dead, AnswerKey(store), resamples=100, seed=2)["experiments"]["e1"]
+    assert all(c["answered"] == 0 and c["adjusted_note"] == "no answered images" for c in only_dead["rungs"])

@@ -182,6 +182,16 @@ def _sha256_file(path: Path) -> str:
         raise ExperimentError(f"{path}: image missing from the item store") from None
 
 
+def grain_sha256(domain_dir: Path, item: str, sigma: int) -> str | None:
+    """sha256 of an item's grain copy at `sigma` in a domain folder, None when the store has no such copy."""
+    from grip.manifest import grain_rel
+    path = Path(domain_dir) / grain_rel(item, sigma)
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
 def _image(domain_dir: Path, row: dict, sigma: int) -> tuple[Path, str]:
     from grip.manifest import grain_rel
     if sigma == 0:

@@ -155,7 +155,9 @@ def _figures(st: dict, out: Path) -> list[str]:
         fig, axes = plt.subplots(1, len(doms), figsize=(4.2 * len(doms), 3.6), sharey=True, squeeze=False)
         for ax, d in zip(axes[0], doms):
             for k, m in enumerate(e1["models"]):
-                cells = [c for c in e1["rungs"] if c["domain"] == d and c["model"] == m and c["rung"] != "all"]
+                # cells with no answered images have no accuracy: no point (the model keeps its colour)
+                cells = [c for c in e1["rungs"] if c["domain"] == d and c["model"] == m and c["rung"] != "all"
+                         and c["accuracy"]["value"] is not None]
                 xs = [c["rung"] + 0.06 * (k - (len(e1["models"]) - 1) / 2) for c in cells]
                 ys = [c["accuracy"]["value"] for c in cells]
                 lo = [c["accuracy"]["value"] - c["accuracy"]["lo"] if c["accuracy"]["lo"] is not None else 0

@@ -63,6 +63,7 @@ class AnswerKey:
         self.items_dir = Path(items_dir)
         self.domains = set(discover_domains(self.items_dir))
         self._rows: dict[str, dict[str, dict]] = {}
+        self._grain: dict[tuple[str, str, int], str | None] = {}
 
     def rows(self, domain: str) -> dict[str, dict]:
         if domain not in self._rows:
@@ -72,6 +73,22 @@ class AnswerKey:
             from grip.manifest import load_store
             self._rows[domain] = {r["id"]: r for r in load_store(self.items_dir / domain)}
         return self._rows[domain]
+
+    def image_sha256(self, domain: str, row: dict, condition: str) -> str | None:
+        """The sha256 of the image a request of `condition` sends for this item, from this item store: the item's
+        image (items.jsonl) for sigma0, the grain copy's bytes for sigmaN (None when the store has no such copy)."""
+        from grip.eval.experiments import grain_sha256, sigma_of
+        try:
+            sigma = sigma_of(condition)
+        except ValueError:
+            raise ScoringError(f"{row['id']}: unknown condition {condition!r} in the response store; the response "
+                               f"store is inconsistent") from None
+        if sigma == 0:
+            return row["sha256"]
+        k = (domain, row["id"], sigma)
+        if k not in self._grain:
+            self._grain[k] = grain_sha256(self.items_dir / domain, row["id"], sigma)
+        return self._grain[k]
 
     def question(self, domain: str, item_id: str, question_id: str) -> tuple[dict, dict]:
         row = self.rows(domain).get(item_id)
@@ -118,6 +135,20 @@ def _condition_order(c: str) -> tuple:
     return (0, int(c[5:])) if c.startswith("sigma") and c[5:].isdigit() else (1, c)
 
 
+def _check_image(key: AnswerKey, domain: str, item: dict, r: dict) -> None:
+    """The response must have been made on this item store's image: same item ids with another seed or level would
+    otherwise be scored against the wrong answers. A failed request (e.g. BadInput) may carry no image hash."""
+    sent = r.get("image_sha256")
+    if sent is None:
+        if r.get("status") == "ok":
+            raise ScoringError(f"{item['id']}: the response records no image sha256, so it cannot be checked "
+                               f"against this item store; score against the item store the run used")
+        return
+    if sent != key.image_sha256(domain, item, r["condition"]):
+        raise ScoringError(f"{item['id']}: image sha256 differs from the one the response was made on; score "
+                           f"against the item store the run used")
+
+
 def score_rows(store_rows: Iterable[dict], items_dir: Path) -> list[dict]:
     """Scored rows for every stored response, in a fixed order. A pure function of the store and the item store."""
     rows = list(store_rows)
@@ -128,6 +159,7 @@ def score_rows(store_rows: Iterable[dict], items_dir: Path) -> list[dict]:
     for r in rows:
         domain = r["domain"]
         item, q = key.question(domain, r["item_id"], r["question_id"])
+        _check_image(key, domain, item, r)
         answer = answer_from_json(q["answer"])
         s = score_response(answer, r.get("content"), r.get("status", "failed"))
         cj = json.dumps(_config(r), sort_keys=True, default=str)
@@ -183,6 +215,8 @@ def read_scored(path: Path) -> list[dict]:
     if not path.is_file():
         raise ScoringError(f"{path}: no scored file (run `grip eval score` first)")
     out = []
+    by_key: dict[str, int] = {}
+    by_ident: dict[tuple, int] = {}
     for k, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip():
             continue
@@ -190,11 +224,47 @@ def read_scored(path: Path) -> list[dict]:
             r = json.loads(line)
         except json.JSONDecodeError:
             raise ScoringError(f"{path}: line {k} is not valid JSON; rerun `grip eval score`") from None
-        need = ("experiment", "condition", "model", "item_id", "domain", "family", "position", "outcome")
-        if not isinstance(r, dict) or any(f not in r for f in need) or r["outcome"] not in OUTCOMES:
+        if not _is_scored_row(r):
             raise ScoringError(f"{path}: line {k} is not a scored row; rerun `grip eval score`")
+        ident = (r["experiment"], r["model"], r["condition"], r["domain"], r["item_id"], r["position"])
+        first = by_key.get(r["key"]) if "key" in r else None
+        if first is None:
+            first = by_ident.get(ident)
+        if first is not None:
+            raise ScoringError(f"{path}: line {k} repeats the scored row of line {first} (key {r.get('key')}); "
+                               f"it would be counted twice; rerun `grip eval score`")
+        if "key" in r:
+            by_key[r["key"]] = k
+        by_ident[ident] = k
         out.append(r)
     return out
+
+
+def _conditions() -> dict[str, set[str]]:
+    from grip.eval.experiments import E2_SIGMAS, condition_name
+    return {"e1": {condition_name(0)}, "e2": {condition_name(s) for s in E2_SIGMAS}}
+
+
+def _is_scored_row(r) -> bool:
+    """The fields the report counts by, with the types and values `grip eval score` writes."""
+    if not isinstance(r, dict):
+        return False
+    text = ("model", "item_id", "domain", "family", "question_id")
+    if any(f not in r for f in text + ("experiment", "condition", "position", "outcome")):
+        return False
+    if any(not isinstance(r[f], str) or not r[f] for f in text):
+        return False
+    if "key" in r and (not isinstance(r["key"], str) or not r["key"]):
+        return False
+    conditions = _conditions()
+    if not isinstance(r["experiment"], str) or r["experiment"] not in conditions:
+        return False
+    if not isinstance(r["condition"], str) or r["condition"] not in conditions[r["experiment"]]:
+        return False
+    p = r["position"]
+    if isinstance(p, bool) or not isinstance(p, int) or p < 1:  # a question position (the report uses 1-5)
+        return False
+    return isinstance(r["outcome"], str) and r["outcome"] in OUTCOMES
 
 
 def counts(rows: Iterable[dict]) -> dict[str, int]:

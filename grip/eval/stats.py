@@ -68,9 +68,10 @@ def estimate(X: np.ndarray, strata, fn: Callable[[np.ndarray], np.ndarray], resa
              level: float = LEVEL) -> Estimate:
     """fn maps sums (n x k) to a statistic (n,). Point estimate on the data, percentile CI over resamples (resamples
     where the statistic is undefined, e.g. an empty denominator, are left out)."""
-    X = np.asarray(X, dtype=np.float64).reshape(len(X), -1)
-    if len(X) == 0:
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim == 0 or len(X) == 0 or X.size == 0:  # no clusters (e.g. a cell with no answered images): undefined
         return Estimate(None, None, None)
+    X = X.reshape(len(X), -1)
     with np.errstate(divide="ignore", invalid="ignore"):
         point = _f(fn(X.sum(axis=0)[None, :])[0])
         if point is None:
@@ -201,8 +202,9 @@ def rate_cell(rows: list[dict], base: dict[tuple[str, int], float | None], resam
         adj = estimate(X, strata, _adjusted, resamples, bootstrap_seed(seed, "adjusted", *tag))
     else:
         adj = Estimate(None, None, None)
-    out.update(accuracy=raw.as_dict(), baseline=b, adjusted=adj.as_dict(),
-               adjusted_note=("undefined: baseline is 1" if b is not None and b >= 1 else None))
+    note = ("no answered images" if not answered
+            else "undefined: baseline is 1" if b is not None and b >= 1 else None)
+    out.update(accuracy=raw.as_dict(), baseline=b, adjusted=adj.as_dict(), adjusted_note=note)
     return out
 
 
