@@ -14,8 +14,10 @@ null on most rows and every reader of `test` would download three noisy images i
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -233,14 +235,70 @@ class ExportResult:
 
 
 def _release_info(out_dir: Path) -> dict:
-    """The recipe a `grip build --manifest` left in the build folder (release.json), if any."""
+    """The recipe a `grip build --manifest` left in the build folder (release.json), if any, its shape checked."""
     p = Path(out_dir) / "release.json"
     if not p.is_file():
         return {}
     try:
-        return json.loads(p.read_text())
-    except ValueError:
+        rel = json.loads(p.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
         raise StoreError(f"{p}: not valid JSON") from None
+    why = _release_problem(rel)
+    if why:
+        raise StoreError(f"{p}: not a release record written by `grip build --manifest` ({why})")
+    return rel
+
+
+def _release_problem(rel) -> str | None:
+    if not isinstance(rel, dict):
+        return "not an object"
+    for k in ("manifest", "name", "license"):
+        if not isinstance(rel.get(k), str) or not rel[k].strip():
+            return f"{k} is {rel.get(k)!r}, not a non-empty string"
+    if not _count(rel.get("core")) or rel["core"] < 1:
+        return f"core is {rel.get('core')!r}, not a positive whole number"
+    if not isinstance(rel.get("grain_sigmas"), list):
+        return "grain_sigmas is not a list"
+    doms = rel.get("domains")
+    if not isinstance(doms, dict) or not doms:
+        return "domains is not a non-empty object"
+    for d, spec in doms.items():
+        if not isinstance(spec, dict):
+            return f"domains.{d} is not an object"
+        for k in ("n", "seed", "grain_subset"):
+            if not _count(spec.get(k)):
+                return f"domains.{d}.{k} is {spec.get(k)!r}, not a whole number"
+        if spec.get("level") is not None and not _count(spec["level"]):
+            return f"domains.{d}.level is {spec['level']!r}"
+    return None
+
+
+def check_release_matches(out_dir: Path, release: dict, stores: list[Store]) -> None:
+    """Every store under a release folder is what its recipe (release.json) says: the same domains, and per domain
+    the same item count, seed, level and grain subset. A store rebuilt with `grip build --domain` into the folder
+    would otherwise be exported under the recipe's name and card ("rebuild with grip build --manifest ...") while
+    holding other items."""
+    where = f"{Path(out_dir) / 'release.json'} (recipe {release['manifest']})"
+    fix = f"rebuild with `grip build --manifest {release['manifest']} --out NEW_DIR`, or remove release.json to " \
+          f"export these stores as a plain build"
+    want, have = release["domains"], {st.domain: st for st in stores}
+    missing, extra = [d for d in want if d not in have], [d for d in have if d not in want]
+    if missing or extra:
+        what = "; ".join(x for x in (missing and f"no store of {', '.join(missing)}",
+                                     extra and f"stores of {', '.join(extra)} it does not name") if x)
+        raise StoreError(f"{out_dir}: does not match {where}: {what}; {fix}")
+    for d, spec in want.items():
+        st = have[d]
+        args = st.build.get("arguments") or {}
+        got = {"n": len(st.rows), "seed": args.get("seed"), "level": args.get("level"),
+               "grain_subset": st.grain_items}
+        exp = {"n": spec["n"], "seed": spec["seed"], "level": spec["level"], "grain_subset": spec["grain_subset"]}
+        if list(st.sigmas) != list(release["grain_sigmas"]) and st.grain_items:
+            got["grain_sigmas"], exp["grain_sigmas"] = list(st.sigmas), list(release["grain_sigmas"])
+        diff = [f"{k} {got[k]!r} (recipe: {exp[k]!r})" for k in exp if got[k] != exp[k]]
+        if diff:
+            raise StoreError(f"{st.path}: built with {', '.join(diff)}; the folder no longer matches {where}; "
+                             f"{fix}")
 
 
 def export(out_dir: Path, hub_dir: Path, core: int | None = None, name: str | None = None,
@@ -249,11 +307,22 @@ def export(out_dir: Path, hub_dir: Path, core: int | None = None, name: str | No
     out_dir, hub_dir = Path(out_dir), Path(hub_dir)
     stores = find_stores(out_dir)
     release = _release_info(out_dir)
-    core = int(core if core is not None else release.get("core", DEFAULT_CORE))
-    if core < 0:
-        raise GripError(f"--core must be >= 0, got {core}")
-    name = name or release.get("name") or DEFAULT_NAME
-    license = license or release.get("license") or DEFAULT_LICENSE
+    if release:
+        check_release_matches(out_dir, release, stores)
+    if core is not None:
+        smallest = min(stores, key=lambda st: len(st.rows))
+        if isinstance(core, bool) or not isinstance(core, int) or not 1 <= core <= len(smallest.rows):
+            raise HubError(f"--core must be a whole number from 1 to {len(smallest.rows)} (the items of "
+                           f"{smallest.domain}), got {core!r}")
+    else:
+        core = release.get("core", DEFAULT_CORE)  # the default 20 counts all items of a smaller store as core
+    for opt, v in (("--name", name), ("--license", license)):
+        if v is not None and (not isinstance(v, str) or not v.strip() or any(c in v for c in "\r\n")):
+            raise HubError(f"{opt} must be a non-empty single line, got {v!r}")
+    if license is not None and any(c.isspace() for c in license.strip()):
+        raise HubError(f"--license must be a license id such as {DEFAULT_LICENSE!r} (no spaces), got {license!r}")
+    name = (name or release.get("name") or DEFAULT_NAME).strip()
+    license = (license or release.get("license") or DEFAULT_LICENSE).strip()
     if hub_dir.exists() and (not hub_dir.is_dir() or (any(hub_dir.iterdir())
                                                        and not (hub_dir / INDEX_FILE).is_file())):
         raise GripError(f"{hub_dir} exists and is not an earlier grip export; choose an empty or new folder")
@@ -379,6 +448,23 @@ def card_yaml(index: dict) -> dict:
     }
 
 
+def core_text(index: dict) -> str:
+    """The card's sentence on the core subset and the grain subset, worded from the per-domain facts."""
+    doms = index["domains"]
+    text = f"The core subset is the items with `core == True` (index < {index['core']}): the items the evaluation " \
+           "protocols use."
+    whole = [d for d, info in doms.items() if info["items"] <= index["core"]]
+    if whole:
+        text += f" Every item of {', '.join(f'`{d}`' for d in whole)} is core (fewer items than {index['core']})."
+    grain = {d: info["grain_items"] for d, info in doms.items()}
+    if all(grain[d] == info["core"] for d, info in doms.items()):
+        return text + f" The core items are exactly the items with grain copies (split `{GRAIN_SPLIT}`)."
+    parts = [f"`{d}` the first {k}" + (" (the core items)" if k == doms[d]["core"] else
+                                       " (fewer than the core items)" if k < doms[d]["core"] else
+                                       " (more than the core items)") for d, k in grain.items()]
+    return text + f" Grain copies (split `{GRAIN_SPLIT}`) exist for: {'; '.join(parts)}."
+
+
 def dataset_card(index: dict, stores: list[Store] | None = None) -> str:
     import yaml
     from grip.domain import RUNG_NAMES
@@ -409,8 +495,7 @@ def dataset_card(index: dict, stores: list[Store] | None = None) -> str:
          "import json; from grip.answers import answer_from_json",
          'a = answer_from_json(json.loads(q["answer"]))',
          'a.matches(a.parse(model_response))   # reads the last `ANSWER:` line', "```", "",
-         f"The core subset is the items with `core == True` (index < {index['core']}): the items the evaluation "
-         "protocols use and the items with grain copies.", "",
+         core_text(index), "",
          "## Families and domains", "",
          "Every registered domain, by family; the ones in this release are configs of this dataset.", "",
          "| family | domain | title | items | grain copies |", "|---|---|---|---|---|"]
@@ -477,21 +562,105 @@ def dataset_card(index: dict, stores: list[Store] | None = None) -> str:
 
 # --- reading an export back ----------------------------------------------------------------------------------
 
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+DOMAIN_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a folder name: no slash, never "." or ".."
+
+
+def _count(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def index_problem(index) -> str | None:
+    """What is wrong with the structure of a parsed grip-export.json, or None: the one place that knows the shape
+    push, download and the CLI rely on (every shard a dict with a relative `<domain>/<split>-k-of-N.parquet` path,
+    a row count, a size and a sha256; every split's rows the sum of its shards')."""
+    if not isinstance(index, dict):
+        return f"the top level is a {type(index).__name__}, not an object"
+    if index.get("format") != FORMAT:
+        return f"format is {index.get('format')!r}, not {FORMAT!r}"
+    for k in ("name", "license"):
+        if not isinstance(index.get(k), str) or not index[k].strip():
+            return f"{k} is {index.get(k)!r}, not a non-empty string"
+    doms = index.get("domains")
+    if not isinstance(doms, dict):
+        return f"domains is {'missing' if doms is None else 'a ' + type(doms).__name__}, not an object"
+    if not doms:
+        return "domains is empty"
+    for d, info in doms.items():
+        if not DOMAIN_KEY.match(d):
+            return f"domain name {d!r} is not a domain id"
+        if not isinstance(info, dict):
+            return f"domains.{d} is a {type(info).__name__}, not an object"
+        splits = info.get("splits")
+        if not isinstance(splits, dict):
+            return f"domains.{d}.splits is {'missing' if splits is None else 'a ' + type(splits).__name__}, " \
+                   f"not an object"
+        if SPLIT not in splits:
+            return f"domains.{d}.splits has no {SPLIT!r} split"
+        for s, si in splits.items():
+            w = f"domains.{d}.splits.{s}"
+            if s not in (SPLIT, GRAIN_SPLIT):
+                return f"{w}: unknown split (expected {SPLIT} or {GRAIN_SPLIT})"
+            if not isinstance(si, dict):
+                return f"{w} is a {type(si).__name__}, not an object"
+            if not _count(si.get("rows")):
+                return f"{w}.rows is {si.get('rows')!r}, not a row count"
+            shards = si.get("shards")
+            if not isinstance(shards, list) or not shards:
+                return f"{w}.shards is {shards!r}, not a list of shards"
+            for k, sh in enumerate(shards):
+                ws = f"{w}.shards[{k}]"
+                if not isinstance(sh, dict):
+                    return f"{ws} is a {type(sh).__name__}, not an object"
+                path = sh.get("path")
+                if not isinstance(path, str):
+                    return f"{ws}.path is {'missing' if path is None else repr(path)}, not a file name"
+                if not re.fullmatch(rf"{re.escape(d)}/{re.escape(s)}-\d{{5}}-of-\d{{5}}\.parquet", path):
+                    return f"{ws}.path {path!r} is not {d}/{s}-0000k-of-0000N.parquet"
+                for key in ("rows", "bytes"):
+                    if not _count(sh.get(key)):
+                        return f"{ws}.{key} is {sh.get(key)!r}, not a whole number"
+                if not isinstance(sh.get("sha256"), str) or not SHA256.match(sh["sha256"]):
+                    return f"{ws}.sha256 is {sh.get('sha256')!r}, not a sha256"
+            if len({sh["path"] for sh in shards}) != len(shards):
+                return f"{w}.shards lists a file twice"
+            if sum(sh["rows"] for sh in shards) != si["rows"]:
+                return f"{w}.rows is {si['rows']} but its shards hold {sum(sh['rows'] for sh in shards)}"
+    return None
+
+
+def read_index_file(p: Path, hint: str = "") -> dict:
+    """Parse and validate one grip-export.json; one-line errors."""
+    p = Path(p)
+    try:
+        index = json.loads(p.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise HubError(f"{p}: not valid JSON{hint}") from None
+    why = index_problem(index)
+    if why is not None:
+        raise HubError(f"{p}: not a {FORMAT} index ({why}){hint}")
+    return index
+
+
 def read_index(hub_dir: Path) -> dict:
     p = Path(hub_dir) / INDEX_FILE
     if not (Path(hub_dir) / "README.md").is_file() or not p.is_file():
         raise HubError(f"{hub_dir}: no README.md and {INDEX_FILE}; not a grip export (run `grip export` first)")
-    try:
-        index = json.loads(p.read_text())
-    except ValueError:
-        raise HubError(f"{p}: not valid JSON; export again") from None
-    if not isinstance(index, dict) or index.get("format") != FORMAT:
-        raise HubError(f"{p}: not a {FORMAT} index; export again with this grip")
-    return index
+    return read_index_file(p, "; export again")
 
 
-def check_export(hub_dir: Path, hash_files: bool = False, domains: list[str] | None = None) -> dict:
-    """Every shard the index lists is there with its size (and sha256 when `hash_files`)."""
+def _file_sha256(p: Path) -> str:
+    h = hashlib.sha256()
+    with open(p, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def check_export(hub_dir: Path, hash_files: bool = False, domains: list[str] | None = None,
+                 bad_hash: str = "the copy is corrupt") -> dict:
+    """Every shard the index lists is there with its size (and sha256 when `hash_files`; `bad_hash` ends the
+    error)."""
     index = read_index(hub_dir)
     for d, info in index["domains"].items():
         if domains is not None and d not in domains:
@@ -501,8 +670,8 @@ def check_export(hub_dir: Path, hash_files: bool = False, domains: list[str] | N
                 p = Path(hub_dir) / sh["path"]
                 if not p.is_file() or p.stat().st_size != sh["bytes"]:
                     raise HubError(f"{p}: missing or not the size {INDEX_FILE} records; export again")
-                if hash_files and hashlib.sha256(p.read_bytes()).hexdigest() != sh["sha256"]:
-                    raise HubError(f"{p}: sha256 differs from {INDEX_FILE}; the copy is corrupt")
+                if hash_files and _file_sha256(p) != sh["sha256"]:
+                    raise HubError(f"{p}: sha256 differs from {INDEX_FILE}; {bad_hash}")
     return index
 
 
@@ -530,6 +699,20 @@ def _why(e: Exception) -> str:
     return f"{status} {msg}".strip() if status else msg
 
 
+@contextlib.contextmanager
+def _quiet_hub_logs():
+    """huggingface_hub logs a warning line for every retried request ("... thrown while requesting HEAD ..."); the
+    failure, if it comes, is reported as one line of ours."""
+    import huggingface_hub.utils.logging  # noqa: F401  (its import sets this level; ours must come after)
+    log = logging.getLogger("huggingface_hub")
+    level = log.level
+    log.setLevel(max(level, logging.ERROR))
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
 def _first(e: Exception) -> str:
     text = str(e).strip()
     return f"{type(e).__name__}: {text.splitlines()[0]}" if text else type(e).__name__
@@ -550,6 +733,13 @@ def _token(token: str | None) -> str:
 
 def check_access(api, repo: str, token: str, private: bool) -> dict:
     """whoami, namespace membership, repo creation and a write check, in that order; one-line errors."""
+    me = check_identity(api, repo, token)
+    ensure_repo(api, repo, token, private, me)
+    return me
+
+
+def check_identity(api, repo: str, token: str) -> dict:
+    """whoami: the token is valid, may write, and its user may write to the repo's namespace (no side effect)."""
     HfHubHTTPError, TransportError = _http_errors()
     ns = repo.split("/")[0]
     try:
@@ -565,6 +755,13 @@ def check_access(api, repo: str, token: str, private: bool) -> dict:
     orgs = [o.get("name") for o in me.get("orgs", []) if isinstance(o, dict)]
     if ns != user and ns not in orgs:
         raise HubError(f"{user} cannot write to {repo}: not a member of {ns!r} (nothing was uploaded)")
+    return me
+
+
+def ensure_repo(api, repo: str, token: str, private: bool, me: dict) -> None:
+    """Create the dataset repo if needed and check write access to it."""
+    HfHubHTTPError, TransportError = _http_errors()
+    user = me.get("name", "?")
     try:
         api.create_repo(repo, repo_type="dataset", private=private, exist_ok=True, token=token)
         api.auth_check(repo, repo_type="dataset", write=True, token=token)
@@ -574,7 +771,6 @@ def check_access(api, repo: str, token: str, private: bool) -> dict:
         raise HubError(f"cannot reach {api.endpoint}: {e}; nothing was uploaded") from None
     except (ValueError, KeyError, TypeError) as e:  # a malformed answer from the server
         raise HubError(f"unexpected answer from {api.endpoint} while checking {repo}: {_first(e)}") from None
-    return me
 
 
 @dataclass
@@ -587,7 +783,8 @@ class PushResult:
 def push(hub_dir: Path, repo: str, private: bool = False, revision: str | None = None,
          token: str | None = None) -> PushResult:
     """Upload an export in one commit to the `main` branch of dataset `repo`, then tag it `revision` if given.
-    Credentials, access and the tag are checked before anything is hashed or uploaded."""
+    The index structure and shard sizes are checked first (no request), then the token (whoami), then every
+    shard's sha256 (before the repo is created or anything uploaded), then repo access and the tag."""
     _check_repo_id(repo)
     index = check_export(hub_dir)
     if revision is not None and (not revision or revision.strip() != revision or " " in revision):
@@ -596,7 +793,12 @@ def push(hub_dir: Path, repo: str, private: bool = False, revision: str | None =
     HfHubHTTPError, TransportError = _http_errors()
     token = _token(token)
     api = HfApi(token=token)
-    check_access(api, repo, token, private)
+    me = check_identity(api, repo, token)
+    index = check_export(hub_dir, hash_files=True,
+                         bad_hash="it changed after the export: export again (nothing was uploaded)")
+    ensure_repo(api, repo, token, private, me)
+    shards = [sh["path"] for info in index["domains"].values() for s in info["splits"].values()
+              for sh in s["shards"]]
     try:
         if revision is not None and api.revision_exists(repo, revision, repo_type="dataset", token=token):
             raise HubError(f"revision {revision!r} already exists in {repo}; a release tag never moves "
@@ -605,7 +807,7 @@ def push(hub_dir: Path, repo: str, private: bool = False, revision: str | None =
         info = api.upload_folder(
             repo_id=repo, repo_type="dataset", folder_path=str(hub_dir), token=token,
             commit_message=f"grip export: {len(index['domains'])} domains, {n} rows",
-            allow_patterns=["README.md", INDEX_FILE, "*/*.parquet"],
+            allow_patterns=["README.md", INDEX_FILE, *shards],  # the indexed shards only, never a stray file
             delete_patterns=["*.parquet", INDEX_FILE])
         commit = info.oid
         if revision is not None:
@@ -625,13 +827,20 @@ def download(repo: str, domain: str | None = None, revision: str | None = None, 
              token: str | None = None) -> tuple[Path, dict]:
     """Fetch an export (or one domain of it) into `out` and check every fetched shard against the index."""
     _check_repo_id(repo)
-    from huggingface_hub import hf_hub_download, snapshot_download
-    from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
-    HfHubHTTPError, TransportError = _http_errors()
     out = Path(out) if out is not None else Path(repo.split("/")[1])
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / INDEX_FILE).is_file())):
         raise HubError(f"{out} exists and is not an earlier grip download; choose an empty or new folder")
     where = f"{repo}" + (f"@{revision}" if revision else "")
+    with _quiet_hub_logs():
+        return _download(repo, domain, revision, out, token, where)
+
+
+def _download(repo: str, domain: str | None, revision: str | None, out: Path, token: str | None,
+              where: str) -> tuple[Path, dict]:
+    from huggingface_hub import constants, hf_hub_download, snapshot_download
+    from huggingface_hub.errors import (EntryNotFoundError, LocalEntryNotFoundError, OfflineModeIsEnabled,
+                                        RepositoryNotFoundError, RevisionNotFoundError)
+    HfHubHTTPError, TransportError = _http_errors()
     try:
         # The index goes to the cache first, so a wrong repo, revision or domain leaves no folder behind.
         index = read_index_file(hf_hub_download(repo, INDEX_FILE, repo_type="dataset", revision=revision,
@@ -641,6 +850,10 @@ def download(repo: str, domain: str | None = None, revision: str | None = None, 
         allow = ["README.md", INDEX_FILE] + ([f"{domain}/*"] if domain else ["*/*.parquet"])
         snapshot_download(repo, repo_type="dataset", revision=revision, local_dir=out, allow_patterns=allow,
                           token=token)
+    except (LocalEntryNotFoundError, OfflineModeIsEnabled):  # before EntryNotFoundError: it is one
+        why = ("offline mode: HF_HUB_OFFLINE is set" if constants.HF_HUB_OFFLINE
+               else "connection refused, no network or the server is down")
+        raise HubError(f"download of {where} failed: cannot reach {constants.ENDPOINT} ({why})") from None
     except RevisionNotFoundError:
         raise HubError(f"{repo} has no revision {revision!r}") from None
     except RepositoryNotFoundError:
@@ -655,13 +868,3 @@ def download(repo: str, domain: str | None = None, revision: str | None = None, 
         raise HubError(f"download of {where} failed: {_first(e)}") from None
     check_export(out, hash_files=True, domains=None if domain is None else [domain])
     return out, index
-
-
-def read_index_file(p: Path) -> dict:
-    try:
-        index = json.loads(Path(p).read_text())
-    except ValueError:
-        raise HubError(f"{p}: not valid JSON") from None
-    if not isinstance(index, dict) or index.get("format") != FORMAT:
-        raise HubError(f"{p}: not a {FORMAT} index")
-    return index

@@ -103,7 +103,7 @@ def load_recipe(path: Path) -> Recipe:
     if not isinstance(name, str) or not name.strip():
         raise ManifestError(f"{where}: name must be a non-empty string")
     seed = _int(where, "seed", rel["seed"], 0)
-    core = _int(where, "core", rel.get("core", 20), 0)
+    core = _int(where, "core", rel.get("core", 20), 1)  # an empty core subset would leave the protocols nothing
     n_default = _int(where, "n", rel["n"], 1) if "n" in rel else None
     level = _level(where, rel.get("level", "cycle"))
     sig = rel.get("grain_sigmas", list(SIGMAS))

@@ -366,3 +366,145 @@ def test_push_refuses_to_move_an_existing_tag(exported, tmp_path):
         proc = grip_cli(env, "push", exported, "--repo", "grip-test/t", "--private")  # same files: no new shards
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert not any("/lfs-upload/" in p for _, p, _ in server.log[n_log:])
+
+
+# --- regressions: a malformed index, a changed shard, no network, export options ----------------------------
+
+def _index_mutations():
+    def shard(i):
+        return i["domains"]["gear_trains"]["splits"]["test"]["shards"][0]
+    return {
+        "domains_int": lambda i: i.update(domains=5),
+        "domains_list": lambda i: i.update(domains=list(i["domains"])),
+        "domains_empty": lambda i: i.update(domains={}),
+        "domain_info_str": lambda i: i["domains"].update(gear_trains="gear_trains"),
+        "no_splits": lambda i: i["domains"]["gear_trains"].pop("splits"),
+        "splits_str": lambda i: i["domains"]["gear_trains"].update(splits="test"),
+        "shards_null": lambda i: i["domains"]["gear_trains"]["splits"]["test"].update(shards=None),
+        "shard_no_path": lambda i: shard(i).pop("path"),
+        "shard_path_int": lambda i: shard(i).update(path=5),
+        "shard_path_traversal": lambda i: shard(i).update(path="../../../etc/passwd"),
+        "shard_path_absolute": lambda i: shard(i).update(path="/etc/hostname"),
+        "shard_bytes_str": lambda i: shard(i).update(bytes=str(shard(i)["bytes"])),
+        "shard_no_sha256": lambda i: shard(i).pop("sha256"),
+        "rows_disagree": lambda i: i["domains"]["gear_trains"]["splits"]["test"].update(rows=99),
+        "unknown_domain_key": lambda i: i["domains"].update({"zzz": i["domains"]["gear_trains"]}),
+        "name_empty": lambda i: i.update(name=""),
+        "top_level_list": lambda i: (i.clear(), i.update(format=hub.FORMAT, bad=[])),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_index_mutations()))
+def test_push_of_a_malformed_index_is_one_line(exported, tmp_path, monkeypatch, case):
+    """`format` right, structure wrong: one line naming the index and what is wrong, before any request (the token
+    lookup is replaced by a failure, so a regression cannot reach a network)."""
+    folder = tmp_path / "hub"
+    folder.mkdir()
+    shutil.copy(exported / "README.md", folder / "README.md")
+    index = json.loads((exported / hub.INDEX_FILE).read_text())
+    _index_mutations()[case](index)
+    (folder / hub.INDEX_FILE).write_text(json.dumps(index))
+
+    def no_token(token):
+        raise AssertionError("got past the index check")
+    monkeypatch.setattr(hub, "_token", no_token)
+    line = one_line_error(CliRunner().invoke(main, ["push", str(folder), "--repo", "grip-test/x"]))
+    assert f"{folder / hub.INDEX_FILE}: not a grip-hub/1 index (" in line and line.endswith("export again"), line
+    with pytest.raises(hub.HubError):
+        hub.read_index_file(folder / hub.INDEX_FILE)
+
+
+def test_push_checks_every_shard_sha256_before_anything_leaves(exported, tmp_path):
+    folder = tmp_path / "hub"
+    shutil.copytree(exported, folder)
+    victim = folder / "clock_reading" / "test_grain-00000-of-00001.parquet"
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2:len(data) // 2 + 4] = bytes(b ^ 0xFF for b in data[len(data) // 2:len(data) // 2 + 4])
+    victim.write_bytes(bytes(data))  # same size: only the sha256 can tell
+    with HubServer() as server:
+        line = one_line_error(grip_cli(hf_env(tmp_path, server.url, WRITER), "push", folder, "--repo",
+                                       "grip-test/x"))
+        assert str(victim) in line and "sha256" in line, line
+        assert not any(u in p for _, p, _ in server.log for u in UPLOADS), server.log
+        assert not server.state.repos  # not even created
+        assert any("/api/whoami-v2" in p for _, p, _ in server.log)  # after the credential check
+
+
+def test_push_uploads_the_indexed_shards_only(exported, tmp_path):
+    folder = tmp_path / "hub"
+    shutil.copytree(exported, folder)
+    (folder / "gear_trains" / "stale-00000-of-00001.parquet").write_bytes(b"not in the index")
+    with HubServer() as server:
+        proc = grip_cli(hf_env(tmp_path, server.url, WRITER), "push", folder, "--repo", "grip-test/s")
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        repo = server.state.repos["grip-test/s"]
+        files = repo.commits[repo.branches["main"]]
+    assert {p for p in files if p != ".gitattributes"} == set(tree(exported))
+
+
+def _closed_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+NO_SLEEP_CLI = "import sys, time; time.sleep = lambda s: None; from grip.cli import main; sys.argv[0] = 'grip'; main()"
+
+
+def test_download_without_network_says_so(tmp_path):
+    offline = grip_cli(hf_env(tmp_path), "download", "grip-test/x", "--out", tmp_path / "dl")
+    line = one_line_error(offline)
+    assert "cannot reach" in line and "offline" in line and "not a grip export" not in line, line
+    env = hf_env(tmp_path, f"http://127.0.0.1:{_closed_port()}")  # online, nothing listening (retries unslept)
+    refused = subprocess.run([sys.executable, "-c", NO_SLEEP_CLI, "download", "grip-test/x", "--out",
+                              str(tmp_path / "dl")], env=env, capture_output=True, text=True, timeout=120)
+    line = one_line_error(refused)
+    assert "cannot reach http://127.0.0.1:" in line and "connection refused" in line, line
+    assert not (tmp_path / "dl").exists()
+
+
+def test_download_of_a_repo_without_index_is_not_a_grip_export(tmp_path):
+    from hub_server import Blob, Repo
+    with HubServer() as server:
+        repo = Repo("grip-test/plain", private=False)
+        repo.branches["main"] = repo.commit({"README.md": Blob(b"# hello\n", False)})
+        server.state.repos[repo.repo_id] = repo
+        line = one_line_error(grip_cli(hf_env(tmp_path, server.url), "download", "grip-test/plain", "--out",
+                                       tmp_path / "dl"))
+    assert "grip-test/plain has no grip-export.json; not a grip export" in line, line
+
+
+@pytest.mark.parametrize("args, match", [
+    (["--core", "100"], "--core must be a whole number from 1 to 3"),
+    (["--core", "4"], "--core must be a whole number from 1 to 3"),
+    (["--core", "0"], "--core must be a whole number from 1 to 3"),
+    (["--core", "-1"], "--core must be"),
+    (["--name", ""], "--name must be a non-empty"),
+    (["--name", "   "], "--name must be a non-empty"),
+    (["--name", "a\nb"], "--name must be a non-empty single line"),
+    (["--license", ""], "--license must be a non-empty"),
+    (["--license", "cc by"], "--license must be a license id"),
+])
+def test_export_options_are_checked(store, tmp_path, args, match):
+    line = one_line_error(CliRunner().invoke(main, ["export", str(store), "--to", str(tmp_path / "h"), *args]))
+    assert match in line, line
+    assert not (tmp_path / "h").exists()
+
+
+def test_card_words_core_and_grain_from_the_facts(store, tmp_path):
+    """GRAIN (1) grain copies per domain: with --core 2 the card must not call the core items the ones with grain
+    copies; with --core 1 it may; by default (20 > 3 items) every item is core and the card says so."""
+    def sentence(core):
+        args = [] if core is None else ["--core", str(core)]
+        res = CliRunner().invoke(main, ["export", str(store), "--to", str(tmp_path / f"h{core}"), *args])
+        assert res.exit_code == 0, res.output
+        body = (tmp_path / f"h{core}" / "README.md").read_text()
+        return next(ln for ln in body.splitlines() if ln.startswith("The core subset"))
+    two = sentence(2)
+    assert "(index < 2)" in two and "the items with grain copies" not in two
+    assert "`gear_trains` the first 1 (fewer than the core items)" in two
+    assert "(index < 1)" in sentence(1) and "exactly the items with grain copies" in sentence(1)
+    default = sentence(None)
+    assert "(index < 20)" in default and "Every item of `physical_stability`, `gear_trains`, `clock_reading` is core" \
+        in default

@@ -155,3 +155,68 @@ def test_manifest_and_domain_options_exclude_each_other(tmp_path, args):
     (tmp_path / "tiny.toml").write_text(TINY)
     one_line_error(run(*[a.format(m=tmp_path / "tiny.toml", o=tmp_path / "out") for a in args]))
     assert not (tmp_path / "out" / "gear_trains").exists()
+
+
+# --- regression: a release folder that drifted from its recipe is not exported under the recipe's name ----------
+
+DRIFT = """
+[release]
+name = "grip-drift"
+seed = 0
+n = 2
+core = 1
+
+[domains.clock_reading]
+"""
+
+
+@pytest.fixture(scope="module")
+def drift_release(tmp_path_factory):
+    base = tmp_path_factory.mktemp("drift")
+    (base / "m.toml").write_text(DRIFT)
+    assert run("build", "--manifest", base / "m.toml", "--out", base / "rel", "--quiet").exit_code == 0
+    return base
+
+
+def _copy(src: Path, dest: Path) -> Path:
+    import shutil
+    shutil.copytree(src, dest)
+    return dest
+
+
+@pytest.mark.parametrize("change, match", [
+    (["--domain", "clock_reading", "--n", "3"], (r"clock_reading: built with n 3 \(recipe: 2\), grain_subset 3 "
+                                                 r"\(recipe: 1\); the folder no longer matches .*recipe m\.toml")),
+    (["--domain", "clock_reading", "--n", "2", "--grain-subset", "2"], r"grain_subset 2 \(recipe: 1\)"),
+    (["--domain", "gear_trains", "--n", "2", "--grain-subset", "1"], r"stores of gear_trains it does not name"),
+])
+def test_export_refuses_a_release_folder_that_drifted_from_its_recipe(drift_release, tmp_path, change, match):
+    out = _copy(drift_release / "rel", tmp_path / "rel")
+    assert run("export", out, "--to", tmp_path / "ok").exit_code == 0  # as built: fine
+    assert run("build", *change, "--out", out, "--quiet").exit_code == 0
+    line = one_line_error(run("export", out, "--to", tmp_path / "hub"), match)
+    assert "grip build --manifest m.toml" in line
+    assert not (tmp_path / "hub").exists()
+
+
+def test_export_refuses_a_release_folder_missing_a_store_or_with_a_bad_record(drift_release, tmp_path):
+    import shutil
+    out = _copy(drift_release / "rel", tmp_path / "rel")
+    rel = json.loads((out / "release.json").read_text())
+    (out / "release.json").write_text(json.dumps({**rel, "domains": {**rel["domains"], "gear_trains":
+                                                                      rel["domains"]["clock_reading"]}}))
+    one_line_error(run("export", out, "--to", tmp_path / "hub"), r"no store of gear_trains")
+    for bad in ({**rel, "domains": []}, {**rel, "core": 0}, [], {**rel, "name": 5}):
+        (out / "release.json").write_text(json.dumps(bad))
+        one_line_error(run("export", out, "--to", tmp_path / "hub"), r"release\.json: not a release record")
+    (out / "release.json").unlink()  # the documented way out: export the stores as a plain build
+    shutil.rmtree(tmp_path / "hub", ignore_errors=True)
+    assert run("export", out, "--to", tmp_path / "hub").exit_code == 0
+    assert "grip build --manifest" not in (tmp_path / "hub" / "README.md").read_text()
+
+
+def test_manifest_core_zero_is_refused(tmp_path):
+    m = tmp_path / "m.toml"
+    m.write_text(DRIFT.replace("core = 1", "core = 0"))
+    one_line_error(run("build", "--manifest", m, "--out", tmp_path / "out"), r"m\.toml \[release\]: core must be")
+    assert not (tmp_path / "out").exists()
