@@ -332,3 +332,86 @@ def test_strips_command(tmp_path):
     from grip.renderers.canvas import decode_png
     a = decode_png(out.read_bytes())
     assert a.shape[1] > 4 * 700 and a.shape[0] > 700
+
+
+# -- regressions: bad URLs, failed runs, store errors ---------------------------------------------------------------
+
+
+def test_bad_base_url_is_one_line_at_once(world, tmp_path):
+    import time
+    for url in ("notaurl", "ftp://127.0.0.1/v1", "http:///v1"):
+        t0 = time.monotonic()
+        one_line_error(run("eval", "run", "--experiment", "e1", "--items", world["items"], "--model", "m",
+                           "--base-url", url, "--store", tmp_path / "s.sqlite", "--quiet"),
+                       "--base-url must be an http:// or https:// URL with a host")
+        assert time.monotonic() - t0 < 2
+    assert not (tmp_path / "s.sqlite").exists()
+
+
+def _lines(res):
+    return [ln for ln in res.output.splitlines() if ln.strip()]
+
+
+def test_a_run_where_every_request_fails_exits_1_and_keeps_the_failures(world, tmp_path):
+    srv = ScriptedServer(faults=lambda req, seen: Fault.status(404)).start()   # no such model: not retried
+    try:
+        res = run("eval", "run", "--experiment", "e1", "--items", world["items"], "--model", "nope", "--base-url",
+                  srv.url, "--store", tmp_path / "x.sqlite", "--domain", "gear_trains", "--quiet")
+    finally:
+        srv.stop()
+    assert res.exit_code == 1, res.output
+    assert "Traceback" not in res.output
+    lines = _lines(res)
+    n = len(srv.requests)
+    assert n > 0 and any(f"0 done, {n} failed, 0 already stored" in ln for ln in lines[:-1])
+    assert lines[-1].startswith(f"grip: error: every request failed ({n} of {n}: {n} ClientError)")
+    assert "a rerun retries them" in lines[-1]
+    with sqlite3.connect(tmp_path / "x.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM responses WHERE status='failed'").fetchone()[0] == n
+
+
+def test_an_unreachable_server_stops_early_exits_1_and_keeps_the_failures(world, tmp_path, monkeypatch):
+    from grip.eval.runner import RetryPolicy
+    monkeypatch.setattr(RetryPolicy, "delay", lambda self, attempt, retry_after, u: 0.0)   # no waits in tests
+    with ScriptedServer() as srv:
+        url = srv.url                                                      # the port is closed now
+    res = run("eval", "run", "--experiment", "e1", "--items", world["items"], "--model", "m", "--base-url", url,
+              "--store", tmp_path / "x.sqlite", "--concurrency", 2, "--quiet")
+    assert res.exit_code == 1, res.output
+    lines = _lines(res)
+    summary = next(ln for ln in lines if "requests;" in ln)
+    failed, not_sent = (int(x) for x in re.search(r"(\d+) failed,.* (\d+) not sent", summary).groups())
+    assert 4 <= failed <= 5 and not_sent > 0     # the first 4 to finish, plus at most one in flight
+    assert re.match(rf"grip: error: the first \d+ requests to finish could not connect to {re.escape(url)}, so the "
+                    rf"run stopped early \({failed} failed: {failed} ConnectionError; {not_sent} not sent\)",
+                    lines[-1]), lines[-1]
+    with sqlite3.connect(tmp_path / "x.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM responses WHERE error_class='ConnectionError'").fetchone()[0] == \
+            failed
+
+
+def test_store_errors_name_what_is_wrong(world, tmp_path):
+    one_line_error(run("eval", "run", "--experiment", "e1", "--items", world["items"], "--model", "random",
+                       "--store", "/proc/x.sqlite", "--quiet"),
+                   r"cannot write the response store at /proc/x\.sqlite \(unable to open database file\)")
+    (tmp_path / "text.sqlite").write_text("hello, not a database " * 100)
+    one_line_error(run("eval", "score", "--store", tmp_path / "text.sqlite", "--items", world["items"], "--out",
+                       tmp_path / "x.jsonl"), "not a grip response store")
+
+
+def test_score_opens_the_store_read_only(world, tmp_path, monkeypatch):
+    # Scoring only reads: it must not open the store for writing (a read-only store file used to fail with
+    # "not a grip response store (attempt to write a readonly database)").
+    from grip.eval import store as S
+    opened = []
+    real_init = S.ResponseStore.__init__
+
+    def spy(self, path, readonly=False):
+        opened.append(readonly)
+        real_init(self, path, readonly=readonly)
+
+    monkeypatch.setattr(S.ResponseStore, "__init__", spy)
+    out = ok(run("eval", "score", "--store", world["store"], "--items", world["items"], "--out",
+                 tmp_path / "s.jsonl"))
+    assert opened == [True] and "responses scored" in out
+    assert (tmp_path / "s.jsonl").read_bytes() == world["scored"].read_bytes()

@@ -4,6 +4,7 @@ import base64
 import email.utils
 import hashlib
 import json
+import sqlite3
 import time
 
 import pytest
@@ -28,12 +29,13 @@ from grip.eval.runner import (
     RetryPolicy,
     Sampling,
     _Progress,
+    check_base_url,
     job_key,
     parse_retry_after,
     random_reply,
     run_jobs,
 )
-from grip.eval.store import ResponseStore
+from grip.eval.store import ResponseStore, StoreError
 from grip.manifest import load_store
 
 # -- the retry policy, pure ----------------------------------------------------------------------------------------
@@ -372,4 +374,146 @@ def test_progress_line_shows_live_counts(capsys, monkeypatch):
 
 def test_error_classes_documented():
     assert set(ERROR_CLASSES) == {"RateLimited", "RequestTimeout", "ServerError", "Timeout", "ConnectionError",
-                                  "MalformedResponse", "ClientError", "BadInput"}
+                                  "MalformedResponse", "ClientError", "BadInput", "InternalError"}
+
+
+# -- regressions: one bad reply never ends a run; bad URLs and dead servers -----------------------------------------
+
+
+def test_lone_surrogate_in_a_reply_is_stored_and_the_run_goes_on(openai_server, eval_items, tmp_path):  # noqa: F811
+    # "\ud800" is legal JSON but not encodable as UTF-8: storing the extracted content used to raise
+    # UnicodeEncodeError in store.put and abort the whole run with nothing stored.
+    openai_server.model = lambda req: "answer \x00 \ud800 ANSWER: 3"
+    jobs = item_jobs(eval_items, positions=(1, 2), domains=("clock_reading",), items=2)
+    store = ResponseStore(tmp_path / "r.sqlite")
+    summary = run_jobs(jobs, Endpoint("scripted", openai_server.url), Sampling(), store, concurrency=1,
+                       progress=False, sleep=Sleeps())
+    assert (summary.done, summary.failed) == (len(jobs), 0)
+    rows = list(store.rows())
+    assert len(rows) == len(jobs)
+    assert all(r["status"] == "ok" and r["content"] == "answer \x00 \ufffd ANSWER: 3" for r in rows)
+    db = sqlite3.connect(tmp_path / "r.sqlite")
+    raw = {k: b for k, b in db.execute("SELECT key, raw_body FROM responses")}
+    assert sorted(raw.values()) == sorted(openai_server.replies.values())   # the bytes received, verbatim
+    assert all(b"\\ud800" in b for b in raw.values())
+
+
+def test_an_unexpected_error_is_that_keys_typed_failure(openai_server, eval_items, tmp_path, monkeypatch):  # noqa: F811
+    import grip.eval.runner as R
+    jobs = item_jobs(eval_items, positions=(1, 2, 3), domains=("clock_reading",), items=1)
+    real = R.extract_content
+    calls = []
+
+    def flaky_extract(body):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("boom in extraction")
+        return real(body)
+
+    monkeypatch.setattr(R, "extract_content", flaky_extract)
+    store = ResponseStore(tmp_path / "r.sqlite")
+    real_put = store.put
+    puts = []
+
+    def picky_put(record):   # the second reply cannot be stored as given
+        puts.append(record["key"])
+        if len(puts) == 2:
+            raise ValueError("cannot store this one")
+        return real_put(record)
+
+    store.put = picky_put
+    summary = run_jobs(jobs, Endpoint("scripted", openai_server.url), Sampling(), store, concurrency=1,
+                       progress=False, sleep=Sleeps())
+    assert (summary.done, summary.failed) == (1, 2) and summary.failures == {"InternalError": 2}
+    failed = [r for r in store.rows() if r["status"] == "failed"]
+    assert len(failed) == 2 and len(list(store.rows())) == 3
+    assert {r["error_class"] for r in failed} == {"InternalError"}
+    msgs = sorted(r["error_message"] for r in failed)
+    assert "RuntimeError: boom in extraction" in msgs[0]
+    assert msgs[1].startswith("the reply could not be stored: ValueError: cannot store this one")
+    assert all(r["attempts"] == 1 and r["raw_body"] for r in failed)          # not retried; the body is kept
+    assert len(openai_server.requests) == 3
+    # a rerun retries both failed keys
+    store.put = real_put
+    again = run_jobs(jobs, Endpoint("scripted", openai_server.url), Sampling(), store, progress=False)
+    assert (again.done, again.skipped) == (2, 1)
+
+
+def test_a_store_that_cannot_write_ends_the_run_with_a_store_error(eval_items, tmp_path):  # noqa: F811
+    store = ResponseStore(tmp_path / "r.sqlite")
+
+    def broken(record):
+        raise StoreError(f"cannot write the response store at {store.path} (disk I/O error)")
+
+    store.put = broken
+    with pytest.raises(StoreError, match="cannot write the response store"):
+        run_jobs(item_jobs(eval_items, positions=(1,), items=1), Endpoint("random", None), Sampling(), store,
+                 progress=False)
+
+
+@pytest.mark.parametrize("url", ["notaurl", "ftp://127.0.0.1/v1", "http:///v1", "127.0.0.1:8000/v1",
+                                 "http://h:99999/v1", "http://[::1/v1", "http://h /v1", ""])
+def test_bad_base_url_is_refused_before_anything_is_sent(eval_items, tmp_path, url):  # noqa: F811
+    with pytest.raises(GripError, match="--base-url"):
+        check_base_url(url)
+    store = ResponseStore(tmp_path / "r.sqlite")
+    t0 = time.monotonic()
+    with pytest.raises(GripError, match="--base-url"):
+        run_jobs(item_jobs(eval_items, positions=(1,), items=1), Endpoint("m", url), Sampling(), store,
+                 progress=False)
+    assert time.monotonic() - t0 < 1.0 and list(store.rows()) == []
+
+
+def test_good_base_urls_pass():
+    for url in ("http://127.0.0.1:8000/v1", "https://api.example.com/v1", "HTTP://[::1]:8/v1", "http://h"):
+        assert check_base_url(url) == url
+
+
+def test_a_server_that_never_answers_stops_the_run_early(eval_items, tmp_path):  # noqa: F811
+    with ScriptedServer() as srv:
+        url = srv.url
+    jobs = item_jobs(eval_items, positions=(1, 2, 3))            # the port is closed now
+    store = ResponseStore(tmp_path / "r.sqlite")
+    s = run_jobs(jobs, Endpoint("m", url, max_attempts=3), Sampling(), store, concurrency=2, progress=False,
+                 sleep=Sleeps(), stop_after_unreachable=4)
+    assert s.stopped and "could not connect" in s.stopped and url in s.stopped
+    assert 4 <= s.failed <= 5 and s.done == 0 and s.failures == {"ConnectionError": s.failed}
+    assert s.not_sent == len(jobs) - s.failed > 0
+    rows = list(store.rows())
+    assert len(rows) == s.failed and all(r["error_class"] == "ConnectionError" for r in rows)
+    # never: every job is tried
+    s2 = run_jobs(jobs, Endpoint("m", url, max_attempts=1), Sampling(), store, concurrency=2, progress=False,
+                  sleep=Sleeps(), stop_after_unreachable=None)
+    assert s2.stopped is None and s2.not_sent == 0 and s2.failed == len(jobs)
+
+
+def test_a_server_that_answers_errors_is_not_stopped_early(openai_server, eval_items, tmp_path):  # noqa: F811
+    openai_server.faults = lambda req, seen: Fault.status(500)
+    jobs = item_jobs(eval_items, positions=(1, 2), domains=("clock_reading",))
+    s, _, _ = _run(openai_server, jobs, tmp_path, max_attempts=1)
+    assert s.stopped is None and s.not_sent == 0 and s.failed == len(jobs) > 4
+
+
+def test_an_error_outside_the_request_loop_is_that_keys_typed_failure(eval_items, tmp_path, monkeypatch):  # noqa: F811
+    import grip.eval.runner as R
+    jobs = item_jobs(eval_items, positions=(1, 2, 3), domains=("clock_reading",), items=1)
+    real = R.random_reply
+
+    def bad_for_position_2(item, key):
+        if item.position == 2:
+            raise KeyError("no such answer type")
+        return real(item, key)
+
+    monkeypatch.setattr(R, "random_reply", bad_for_position_2)
+    store = ResponseStore(tmp_path / "r.sqlite")
+    s = run_jobs(jobs, Endpoint("random", None), Sampling(), store, concurrency=1, progress=False)
+    assert (s.done, s.failed, s.failures) == (2, 1, {"InternalError": 1})
+    (bad,) = [r for r in store.rows() if r["status"] == "failed"]
+    assert bad["position"] == 2 and bad["error_message"] == "KeyError: 'no such answer type'"
+    assert bad["attempts"] == 0 and bad["raw_body"] is None
+
+
+def test_usage_that_is_not_plain_json_does_not_cost_the_answer():
+    from grip.eval.runner import extract_content
+    body = b'{"choices": [{"message": {"content": "ANSWER: 3"}}], "usage": {"total_tokens": NaN}, "model": "m"}'
+    assert extract_content(body) == ("ANSWER: 3", "m", {})   # the raw body keeps the usage as sent

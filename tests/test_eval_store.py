@@ -2,10 +2,12 @@
 import hashlib
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -200,3 +202,109 @@ def test_sigkill_mid_run_loses_nothing_acknowledged(tmp_path, eval_items, openai
         for key, digest in acked.items():                                 # acknowledged = kept unchanged
             assert hashlib.sha256(by_key[key]["raw_body"].encode()).hexdigest() == digest
         assert all(r["status"] == "ok" for r in rows)
+
+
+# -- regressions ----------------------------------------------------------------------------------------------------
+
+
+def test_lone_surrogates_are_storable_and_the_raw_body_is_kept_exactly(tmp_path):
+    # A reply may carry "\ud800" (legal JSON); as a Python str it cannot be encoded as UTF-8, which used to make
+    # put raise UnicodeEncodeError.
+    with ResponseStore(tmp_path / "r.sqlite") as s:
+        s.put(_record("a", content="x \ud800 ANSWER: 3", response_model="m\udfff", usage={"note": "\ud800"},
+                      raw_body='{"c": "\ud800"}'))
+        s.put(_record("b", "failed", error_message="HTTP 500: \ud800", raw_body=b'{"e": "\\ud800"}'))
+        a, b = s.get("a"), s.get("b")
+    assert a["content"] == "x \ufffd ANSWER: 3" and a["response_model"] == "m\ufffd"
+    assert a["usage"] == {"note": "\ufffd"} and b["error_message"] == "HTTP 500: \ufffd"
+    db = sqlite3.connect(tmp_path / "r.sqlite")
+    raw = dict(db.execute("SELECT key, raw_body FROM responses"))
+    assert raw["a"].decode("utf-8", "surrogatepass") == '{"c": "\ud800"}'   # lossless
+    assert raw["b"] == b'{"e": "\\ud800"}'
+
+
+def test_readonly_store_reads_and_never_writes(tmp_path):
+    path = tmp_path / "r.sqlite"
+    with ResponseStore(path) as s:
+        s.put(_record("a"))
+        s.put(_record("b", "failed"))
+    before = path.read_bytes()
+    with ResponseStore(path, readonly=True) as ro:
+        assert {r["key"] for r in ro.rows()} == {"a", "b"} and ro.completed_keys() == {"a"}
+        with pytest.raises(StoreError, match="read-only"):
+            ro.put(_record("c"))
+        # SQLite itself refuses writes on this connection (mode=ro), whatever the file permissions say
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            ro._db.execute("DELETE FROM responses")
+    assert path.read_bytes() == before
+    with pytest.raises(StoreError, match="no response store"):
+        ResponseStore(tmp_path / "missing.sqlite", readonly=True)
+    assert not (tmp_path / "missing.sqlite").exists()
+    (tmp_path / "empty.sqlite").write_bytes(b"")
+    with pytest.raises(StoreError, match="not a grip response store"):
+        ResponseStore(tmp_path / "empty.sqlite", readonly=True)
+    assert (tmp_path / "empty.sqlite").read_bytes() == b""
+    (tmp_path / "text.sqlite").write_text("hello, not a database " * 100)
+    with pytest.raises(StoreError, match="not a grip response store"):
+        ResponseStore(tmp_path / "text.sqlite", readonly=True)
+
+
+def test_readonly_store_reads_alongside_a_writer(tmp_path):
+    with ResponseStore(tmp_path / "r.sqlite") as writer:
+        writer.put(_record("a"))
+        with ResponseStore(tmp_path / "r.sqlite", readonly=True) as reader:
+            assert reader.completed_keys() == {"a"}
+            writer.put(_record("b"))
+            assert reader.completed_keys() == {"a", "b"}
+
+
+def test_a_store_that_cannot_be_written_says_so(tmp_path):
+    # used to read "not a grip response store (unable to open database file)"
+    with pytest.raises(StoreError, match=r"^cannot write the response store at /proc/x\.sqlite \(unable to open"):
+        ResponseStore("/proc/x.sqlite")
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(StoreError, match="cannot write the response store at .*cannot create its folder"):
+        ResponseStore(tmp_path / "afile" / "r.sqlite")
+    with pytest.raises(StoreError, match=r"cannot read the response store at /proc/1/mem|not a grip"):
+        ResponseStore("/proc/1/mem", readonly=True)
+
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@pytest.mark.skipif(not shutil.which("setpriv") or os.geteuid() != 0, reason="needs root and setpriv")
+def test_read_only_file_in_read_only_folder_as_another_user():
+    """As user nobody (the tests run as root, for whom nothing is read-only): a 0444 store in a 0555 folder is
+    readable read-only (scoring), and opening it, or a new store beside it, for writing says it cannot write."""
+    top = Path(tempfile.mkdtemp(prefix="grip_ro_"))
+    try:
+        top.chmod(0o755)
+        folder = top / "ro"
+        folder.mkdir()
+        with ResponseStore(folder / "r.sqlite") as s:
+            s.put(_record("a"))
+        (folder / "r.sqlite").chmod(0o444)
+        folder.chmod(0o555)
+        code = textwrap.dedent(f"""
+            from grip.eval.store import ResponseStore, StoreError
+            with ResponseStore({str(folder / "r.sqlite")!r}, readonly=True) as s:
+                print("READ", sorted(s.completed_keys()))
+            for p in ({str(folder / "r.sqlite")!r}, {str(folder / "new.sqlite")!r}):
+                try:
+                    ResponseStore(p)
+                except StoreError as e:
+                    print("ERR", e)
+        """)
+        out = subprocess.run(NOBODY + [sys.executable, "-c", code], check=False, capture_output=True, text=True,
+                             cwd=Path(__file__).parent.parent, timeout=60)
+        assert out.returncode == 0, out.stderr
+        lines = out.stdout.splitlines()
+        assert lines[0] == "READ ['a']"
+        assert lines[1].startswith(f"ERR cannot write the response store at {folder / 'r.sqlite'} (")
+        assert lines[2].startswith(f"ERR cannot write the response store at {folder / 'new.sqlite'} (")
+        assert sorted(p.name for p in folder.iterdir()) == ["r.sqlite"]
+    finally:
+        for p in (top / "ro", top):
+            if p.exists():
+                p.chmod(0o755)
+        shutil.rmtree(top)

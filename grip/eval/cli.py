@@ -78,7 +78,7 @@ def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, ma
             _fail(f"--extra must be a JSON object, e.g. '{{\"top_k\": 20}}' ({e.msg})")
         if not isinstance(extra, dict):
             _fail("--extra must be a JSON object, e.g. '{\"top_k\": 20}'")
-    from grip.eval.runner import Endpoint, Sampling, run_jobs
+    from grip.eval.runner import Endpoint, Sampling, check_base_url, run_jobs
     sampling = Sampling(temperature=temperature, max_tokens=max_tokens, top_p=top_p,
                         seed=None if no_seed else seed, extra=extra)
     sampling.fields()   # a clash between --extra and the named fields is an error before anything runs
@@ -87,6 +87,8 @@ def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, ma
         _fail("--model random is the built-in offline model; it takes no --base-url")
     if not offline and not base_url:
         _fail(f"--base-url is required for model {model!r} (only --model random runs offline)")
+    if not offline:
+        check_base_url(base_url)   # before any planning: a bad URL would fail every request after its retries
     if api_key_env is not None and not os.environ.get(api_key_env):
         _fail(f"--api-key-env {api_key_env}: that environment variable is not set or empty")
     plan = X.plan(experiment, items_dir, subset=subset, domains=list(domains) or None, readability=readability)
@@ -94,9 +96,8 @@ def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, ma
         _fail(f"{items_dir}: nothing to evaluate for {experiment} (no items selected)")
     from grip.eval.store import ResponseStore
     jobs = X.jobs(plan)
+    store = ResponseStore(store_path)   # creates its folder; a store it cannot write is a one-line error
     click.echo(plan.describe(), err=True)
-    store_path.parent.mkdir(parents=True, exist_ok=True)
-    store = ResponseStore(store_path)
     try:
         endpoint = Endpoint(model=model, base_url=None if offline else base_url, api_key_env=api_key_env,
                             timeout_s=timeout_s)
@@ -107,9 +108,30 @@ def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, ma
         if close:
             close()
     click.echo(f"{store_path}: {experiment} {model}: {len(jobs)} requests; {summary.done} done, "
-               f"{summary.failed} failed, {summary.skipped} already stored, {summary.retried} retried")
+               f"{summary.failed} failed, {summary.skipped} already stored, {summary.retried} retried"
+               + (f", {summary.not_sent} not sent" if summary.not_sent else ""))
     for d, s, why in plan.excluded:
         click.echo(f"excluded {d} at {X.condition_name(s)}: {why}")
+    why = _run_failed(summary)
+    if why:
+        # Exit 1, not 2: the command was fine, the run was not. The failures are stored; a rerun retries them.
+        click.echo(f"grip: error: {why}; the failures are stored in {store_path} and a rerun retries them",
+                   err=True)
+        sys.exit(1)
+
+
+def _run_failed(summary) -> str | None:
+    """Why this run counts as failed (nothing answered), or None. A rerun whose only requests are keys that
+    failed before for a lasting reason (say a 400) is not a failed run; an unreachable server always is."""
+    if summary.done or not (summary.failed or summary.not_sent):
+        return None
+    classes = ", ".join(f"{n} {c}" for c, n in sorted(summary.failures.items()))
+    if summary.stopped:
+        return f"{summary.stopped}, so the run stopped early ({summary.failed} failed: {classes}; " \
+               f"{summary.not_sent} not sent)"
+    if summary.skipped == 0 or set(summary.failures) <= {"ConnectionError"}:
+        return f"every request failed ({summary.failed} of {summary.failed}: {classes})"
+    return None
 
 
 @eval_group.command("score")
@@ -122,8 +144,14 @@ def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, ma
 @friendly
 def score_cmd(store_path, items_dir, out, experiment):
     """Score every stored response against the item store's answer key (offline, deterministic)."""
-    from grip.eval.scoring import counts, score_store, write_scored
-    rows = score_store(store_path, items_dir, experiment=experiment)
+    from grip.eval.scoring import counts, score_rows, write_scored
+    from grip.eval.store import ResponseStore
+    # Read-only (SQLite mode=ro): scoring writes nothing to the store, so a read-only store file or folder works.
+    store = ResponseStore(store_path, readonly=True)
+    try:
+        rows = score_rows(store.rows(experiment=experiment), items_dir)
+    finally:
+        store.close()
     if not rows:
         _fail(f"{store_path}: no responses stored" + (f" for {experiment}" if experiment else ""))
     write_scored(rows, out)

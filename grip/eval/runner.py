@@ -9,10 +9,17 @@ A failure is a typed record (status "failed", error class, HTTP status, attempts
 Error classes: RateLimited (429), RequestTimeout (408), ServerError (5xx), Timeout (no reply within the client
 timeout), ConnectionError (refused, reset, dropped, body cut short by the peer), MalformedResponse (a 2xx whose body
 is not a chat completion: not JSON, truncated JSON, no choices), ClientError (any other 4xx) and BadInput (the image
-is missing, changed since the build or carries metadata; nothing is sent). All but ClientError and BadInput are
-retried. MalformedResponse is retried because on a 2xx a body that does not parse is overwhelmingly a transport or
+is missing, changed since the build or carries metadata; nothing is sent) and InternalError (anything else that
+went wrong while handling one request or its reply: a bug or an unstorable record; the raw body is kept when there
+is one). All but ClientError, BadInput and InternalError are retried. MalformedResponse is retried because on a 2xx a body that does not parse is overwhelmingly a transport or
 gateway fault (a proxy cutting the stream, an overloaded server), not the model's answer; the attempt cap bounds the
 cost when a server is broken for good, and the last body is kept verbatim in the failure record.
+
+No single request can end a run: whatever goes wrong while handling one request becomes that key's typed failure.
+Only a store that cannot be written stops the run (with a one-line error). When the first `stop_after_unreachable`
+requests to finish all failed to connect at all (every attempt refused or timed out while connecting) and nothing
+in the run has reached the server, the run stops taking new requests: the failures are stored, the rest are not
+sent (`RunSummary.not_sent`, `RunSummary.stopped`), and a rerun sends them.
 
 `Endpoint(model="random", base_url=None)` is a built-in offline model: it answers a random value of the type the
 instruction asks for, seeded by the request key, and never sees anything but the PublicItem.
@@ -28,6 +35,7 @@ import random
 import re
 import sys
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -49,6 +57,7 @@ __all__ = [
     "RetryPolicy",
     "RunSummary",
     "Sampling",
+    "check_base_url",
     "job_key",
     "keyed_request",
     "parse_retry_after",
@@ -59,10 +68,11 @@ __all__ = [
 
 RANDOM_MODEL = "random"
 ERROR_CLASSES = ("RateLimited", "RequestTimeout", "ServerError", "Timeout", "ConnectionError", "MalformedResponse",
-                 "ClientError", "BadInput")
+                 "ClientError", "BadInput", "InternalError")
 RETRYABLE = frozenset({"RateLimited", "RequestTimeout", "ServerError", "Timeout", "ConnectionError",
                        "MalformedResponse"})
 _RESERVED = frozenset({"model", "messages", "stream", "n"})
+STOP_AFTER_UNREACHABLE = 4   # default: stop a run whose first 4 finished requests never connected
 
 
 @dataclass
@@ -138,6 +148,8 @@ class RunSummary:
     requests: int = 0      # HTTP attempts made
     elapsed_s: float = 0.0
     failures: dict = field(default_factory=dict)   # error class -> count
+    not_sent: int = 0      # left unsent because the run stopped early (see `stopped`); a rerun sends them
+    stopped: str | None = None   # why the run stopped early, or None
 
     @property
     def total(self) -> int:
@@ -220,6 +232,33 @@ def parse_retry_after(headers) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+def check_base_url(url) -> str:
+    """`url` when it is an http:// or https:// URL with a host (and a valid port, if any); a GripError otherwise,
+    before anything is sent (a bad URL would otherwise fail every request after all its retries)."""
+    hint = "an http:// or https:// URL with a host, e.g. http://127.0.0.1:8000/v1"
+    if not isinstance(url, str) or not url or any(c.isspace() or not c.isprintable() for c in url):
+        raise GripError(f"--base-url must be {hint}, got {url!r}")
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number in 0-65535
+    except ValueError as e:
+        raise GripError(f"--base-url {url!r} is not a valid URL ({e}); it must be {hint}") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise GripError(f"--base-url must be {hint}, got {url!r}")
+    return url
+
+
+def _connect_failure(exc: BaseException | None) -> bool:
+    """True when an attempt failed before any connection was made (refused, unroutable, connect timeout)."""
+    import httpx2
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, (httpx2.ConnectError, httpx2.ConnectTimeout, ConnectionRefusedError)):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
 def classify_status(status: int) -> str:
     if status == 429:
         return "RateLimited"
@@ -269,6 +308,11 @@ def extract_content(body: bytes) -> tuple[str | None, str | None, dict]:
         raise ValueError("message content is neither text nor null")
     model = doc.get("model")
     usage = doc.get("usage")
+    if isinstance(usage, dict):
+        try:  # e.g. NaN from a server's token counter: the store keeps plain JSON only; the raw body has it all
+            json.dumps(usage, allow_nan=False)
+        except (TypeError, ValueError):
+            usage = {}
     return content, (model if isinstance(model, str) else None), (usage if isinstance(usage, dict) else {})
 
 
@@ -371,23 +415,28 @@ def _client(endpoint: Endpoint, concurrency: int):
 
 def run_jobs(jobs: list[Job], endpoint: Endpoint, sampling: Sampling, store: ResponseStore, concurrency: int = 16,
              progress: bool = True, *, sleep: Callable[[float], Awaitable[None]] | None = None,
-             policy: RetryPolicy | None = None) -> RunSummary:
+             policy: RetryPolicy | None = None,
+             stop_after_unreachable: int | None = STOP_AFTER_UNREACHABLE) -> RunSummary:
     """Run every job not yet complete in `store`; failed keys are tried again. Blocking wrapper of
     `run_jobs_async`. `sleep` replaces asyncio.sleep for the retry waits (tests); `policy` overrides the
-    endpoint's retry caps."""
+    endpoint's retry caps; `stop_after_unreachable` (None: never) stops a run whose first that many finished
+    requests never connected to the server."""
     return asyncio.run(run_jobs_async(jobs, endpoint, sampling, store, concurrency, progress, sleep=sleep,
-                                      policy=policy))
+                                      policy=policy, stop_after_unreachable=stop_after_unreachable))
 
 
 async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling, store: ResponseStore,
                          concurrency: int = 16, progress: bool = True, *,
                          sleep: Callable[[float], Awaitable[None]] | None = None,
-                         policy: RetryPolicy | None = None) -> RunSummary:
+                         policy: RetryPolicy | None = None,
+                         stop_after_unreachable: int | None = STOP_AFTER_UNREACHABLE) -> RunSummary:
     if not isinstance(concurrency, int) or concurrency < 1:
         raise GripError(f"--concurrency must be a positive whole number, got {concurrency!r}")
     if endpoint.base_url is None and not endpoint.offline:
         raise GripError(f"--base-url is required for model {endpoint.model!r} (only the built-in "
                         f"'{RANDOM_MODEL}' model runs without a server)")
+    if endpoint.base_url is not None:
+        check_base_url(endpoint.base_url)
     policy = policy or endpoint.policy()
     sleep = sleep or asyncio.sleep
     sampling_fields = sampling.fields()
@@ -411,8 +460,18 @@ async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling
     for kj in todo:
         queue.put_nowait(kj)
 
+    never_connected: set[str] = set()   # keys whose every attempt failed before connecting
+    state = {"reached": False, "unreachable": 0}
+
     def finish(record: dict) -> None:
         store.put(record)  # committed before it counts as done
+        key = record["key"]
+        if key in never_connected:
+            state["unreachable"] += 1
+            if (stop_after_unreachable is not None and not state["reached"] and summary.stopped is None
+                    and state["unreachable"] >= stop_after_unreachable):
+                summary.stopped = (f"the first {state['unreachable']} requests to finish could not connect to "
+                                   f"{endpoint.base_url}")
         if record["status"] == "ok":
             summary.done += 1
             bar.done += 1
@@ -422,13 +481,36 @@ async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling
             summary.failures[record["error_class"]] = summary.failures.get(record["error_class"], 0) + 1
         bar.show()
 
+    def base_record(key: str, job: Job) -> dict:
+        item = job.item
+        return {"key": key, "experiment": job.experiment, "condition": job.condition, "model": endpoint.model,
+                "base_url": endpoint.base_url, "item_id": item.item_id, "domain": item.domain,
+                "family": item.family, "question_id": item.question_id, "position": item.position,
+                "rung": item.rung, "image_sha256": item.image_sha256, "sampling": sampling_fields,
+                "request": keyed_request(item), "template_version": TEMPLATE_VERSION}
+
+    def internal_failure(key: str, job: Job, exc: BaseException, record: dict | None) -> dict:
+        """The typed failure for an exception raised while handling one request or storing its record; keeps
+        the raw body and attempt history of `record` (the record that could not be stored), if any."""
+        record = record or {}
+        msg = f"{exc.__class__.__name__}: {exc}"
+        if record.get("status") == "ok":
+            msg = "the reply could not be stored: " + msg
+        history = record.get("history") or []
+        try:
+            json.dumps(history, allow_nan=False)
+        except (TypeError, ValueError):
+            history = []
+        body = record.get("raw_body")
+        return {**base_record(key, job), "status": "failed", "error_class": "InternalError",
+                "error_message": msg[:500], "http_status": record.get("http_status"),
+                "raw_body": body if isinstance(body, (bytes, str)) else None,
+                "attempts": record.get("attempts") or 0, "elapsed_s": record.get("elapsed_s"),
+                "latency_s": record.get("latency_s"), "history": history}
+
     async def one(key: str, job: Job) -> dict:
         item = job.item
-        rec = {"key": key, "experiment": job.experiment, "condition": job.condition, "model": endpoint.model,
-               "base_url": endpoint.base_url, "item_id": item.item_id, "domain": item.domain,
-               "family": item.family, "question_id": item.question_id, "position": item.position,
-               "rung": item.rung, "image_sha256": item.image_sha256, "sampling": sampling_fields,
-               "request": keyed_request(item), "template_version": TEMPLATE_VERSION}
+        rec = base_record(key, job)
         try:
             png = item.image_path.read_bytes()
             check_png(png, item.image_sha256, str(item.image_path))
@@ -456,6 +538,7 @@ async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling
         t0 = time.monotonic()
         slept_real = waited = 0.0   # elapsed counts the waits asked for, so an injected sleep keeps the caps true
         attempt = 0
+        connected = False
         while True:
             attempt += 1
             summary.requests += 1
@@ -463,6 +546,7 @@ async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling
             status: int | None = None
             body: bytes | None = None
             headers = None
+            no_connect = False      # this attempt failed before a connection was made
             try:
                 raw = await client.post("/chat/completions", cast_to=httpx2.Response, body=payload)
                 status, body, headers = raw.status_code, raw.content, raw.headers
@@ -470,7 +554,10 @@ async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling
                     content, model_id, usage = extract_content(body)
                 except ValueError as e:
                     err_class, err_msg = "MalformedResponse", str(e)
+                except RecursionError:
+                    err_class, err_msg = "MalformedResponse", "body is JSON nested too deeply to read"
                 else:
+                    state["reached"] = True
                     latency = time.monotonic() - ta
                     history.append({"status": status, "latency_s": round(latency, 4)})
                     return {**rec, "status": "ok", "http_status": status, "raw_body": body, "content": content,
@@ -484,12 +571,23 @@ async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling
                 except Exception:  # noqa: BLE001 - an error body that cannot be read back is just no body
                     body = None
                 err_class, err_msg = classify_status(status), f"HTTP {status}: {str(e.message)[:200]}"
-            except openai.APITimeoutError:
+            except openai.APITimeoutError as e:
                 err_class, err_msg = "Timeout", f"no reply within {endpoint.timeout_s:g} s"
+                no_connect = _connect_failure(e)
+                if no_connect:
+                    err_msg = f"could not connect within {endpoint.timeout_s:g} s"
             except openai.APIConnectionError as e:
                 cause = e.__cause__
                 err_class = "ConnectionError"
                 err_msg = f"{cause.__class__.__name__}: {str(cause)[:200]}" if cause else str(e)
+                no_connect = _connect_failure(e)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # noqa: BLE001 - anything else is this key's typed failure, never the run's end
+                err_class, err_msg = "InternalError", f"{e.__class__.__name__}: {str(e)[:200]}"
+            if not no_connect:
+                connected = True
+                state["reached"] = True
             latency = time.monotonic() - ta
             retry_after = parse_retry_after(headers) if err_class in ("RateLimited", "ServerError",
                                                                        "RequestTimeout") else None
@@ -499,6 +597,15 @@ async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling
                             "latency_s": round(latency, 4),
                             "retry_after_s": retry_after, "wait_s": None if wait is None else round(wait, 4)})
             if wait is None:
+                if not connected:
+                    never_connected.add(key)
+                return {**rec, "status": "failed", "http_status": status, "error_class": err_class,
+                        "error_message": err_msg, "raw_body": body, "latency_s": latency, "attempts": attempt,
+                        "elapsed_s": elapsed, "history": history}
+            if summary.stopped is not None and not connected:
+                # the run has given up on this server: store this key's failure now instead of retrying on
+                never_connected.add(key)
+                history[-1]["wait_s"] = None
                 return {**rec, "status": "failed", "http_status": status, "error_class": err_class,
                         "error_message": err_msg, "raw_body": body, "latency_s": latency, "attempts": attempt,
                         "elapsed_s": elapsed, "history": history}
@@ -514,12 +621,22 @@ async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling
                 waited += wait
 
     async def worker() -> None:
-        while True:
+        while summary.stopped is None:
             try:
                 key, job = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            finish(await one(key, job))
+            try:
+                record = await one(key, job)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # noqa: BLE001 - one request's trouble is that key's typed failure
+                record = internal_failure(key, job, e, None)
+            try:
+                finish(record)
+            except Exception as e:  # noqa: BLE001 - e.g. a reply the store cannot take: keep what can be kept
+                # If even this cannot be stored, the store itself is unusable: that ends the run (one line).
+                finish(internal_failure(key, job, e, record))
 
     try:
         n = min(concurrency, len(todo))
@@ -529,5 +646,6 @@ async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling
         bar.close()
         if client is not None:
             await client.close()
+    summary.not_sent = queue.qsize()
     summary.elapsed_s = time.monotonic() - t_start
     return summary

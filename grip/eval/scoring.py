@@ -195,7 +195,7 @@ def score_store(store_path: Path, items_dir: Path, experiment: str | None = None
     store_path = Path(store_path)
     if not store_path.is_file():
         raise ScoringError(f"{store_path}: no response store (run `grip eval run` first)")
-    store = ResponseStore(store_path)
+    store = ResponseStore(store_path, readonly=True)
     try:
         return score_rows(store.rows(experiment=experiment), items_dir)
     finally:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
+import urllib.parse
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -83,6 +85,16 @@ def request_key(model: str, base_url: str | None, request: dict, sampling: dict,
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _storable(text: str) -> str:
+    """`text` with each lone surrogate (legal in JSON as "\\ud800", not encodable as UTF-8, so not storable as
+    SQLite TEXT) replaced by U+FFFD, the replacement character. Only derived text columns go through this: the
+    raw body is stored as the exact bytes received, so nothing is lost."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -90,18 +102,36 @@ def _now() -> str:
 class ResponseStore:
     """SQLite response store. One writer process at a time is the intended use; readers may run alongside (WAL)."""
 
-    def __init__(self, path: Path | str):
+    def __init__(self, path: Path | str, readonly: bool = False):
+        """Open (creating when missing) the store at `path`. `readonly=True` opens an existing store for reading
+        only (SQLite `mode=ro`): nothing is created or written, so scoring works on a read-only file or folder."""
         self.path = Path(path)
+        self.readonly = readonly
         if self.path.is_dir():
             raise StoreError(f"{self.path} is a folder; the response store is a file (e.g. responses.sqlite)")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            if readonly:
+                if not self.path.is_file():
+                    raise StoreError(f"{self.path}: no response store (run `grip eval run` first)")
+                self._db = self._connect_readonly()
+            else:
+                try:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as e:
+                    raise StoreError(f"cannot write the response store at {self.path} (cannot create its folder: "
+                                     f"{e.strerror or e})") from None
+                self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0, check_same_thread=False)
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
             self._init_schema()
-        except sqlite3.DatabaseError as e:
-            raise StoreError(f"{self.path}: not a grip response store ({e})") from None
+        except sqlite3.Error as e:
+            if getattr(self, "_db", None) is not None:
+                self._db.close()
+            raise self._error(e) from None
+        except StoreError:
+            if getattr(self, "_db", None) is not None:
+                self._db.close()
+            raise
         cols = ", ".join(COLUMNS)
         marks = ", ".join("?" for _ in COLUMNS)
         updates = ", ".join(f"{c}=excluded.{c}" for c in COLUMNS if c != "key")
@@ -109,9 +139,35 @@ class ResponseStore:
         self._put_sql = (f"INSERT INTO responses ({cols}) VALUES ({marks}) "
                          f"ON CONFLICT(key) DO UPDATE SET {updates} WHERE responses.status != 'ok'")
 
+    def _connect_readonly(self) -> sqlite3.Connection:
+        uri = "file:" + urllib.parse.quote(str(self.path.resolve())) + "?mode=ro"
+        db = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30.0, check_same_thread=False)
+        try:
+            db.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+            return db
+        except sqlite3.OperationalError as e:
+            # A WAL store read from a read-only folder: SQLite cannot create the -shm index beside it. Then no
+            # writer can be at work on it either (a writer has those files open), so read it as immutable.
+            if getattr(e, "sqlite_errorname", "") not in ("SQLITE_CANTOPEN", "SQLITE_READONLY_CANTINIT",
+                                                          "SQLITE_READONLY_DIRECTORY", "SQLITE_READONLY"):
+                db.close()
+                raise
+            db.close()
+        return sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+
+    def _error(self, e: sqlite3.Error) -> StoreError:
+        """A one-line StoreError for an SQLite error, saying whether the file is foreign or cannot be used."""
+        name = getattr(e, "sqlite_errorname", "") or ""
+        if name in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or (not name and "not a database" in str(e)):
+            return StoreError(f"{self.path}: not a grip response store ({e})")
+        verb = "read" if self.readonly else "write"
+        return StoreError(f"cannot {verb} the response store at {self.path} ({e})")
+
     def _init_schema(self) -> None:
         db = self._db
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not tables and self.readonly:
+            raise StoreError(f"{self.path}: not a grip response store (no tables; an empty file?)")
         if not tables:
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -146,15 +202,29 @@ class ResponseStore:
             raise StoreError(f"response record has unknown fields {unknown}")
         if record["status"] not in ("ok", "failed"):
             raise StoreError(f"response status must be 'ok' or 'failed', got {record['status']!r}")
+        if self.readonly:
+            raise StoreError(f"{self.path}: the response store is open read-only")
         row = dict(record)
         row.setdefault("created_at", _now())
         for c in _JSON_COLUMNS:
             if row.get(c) is not None:
-                row[c] = _canonical(row[c])
+                try:
+                    row[c] = _canonical(row[c])
+                except (TypeError, ValueError) as e:
+                    raise StoreError(f"response record field {c} is not plain JSON ({e})") from None
         body = row.get("raw_body")
         if isinstance(body, str):
-            row["raw_body"] = body.encode("utf-8", "surrogateescape")
-        cur = self._db.execute(self._put_sql, tuple(row.get(c) for c in COLUMNS))
+            # Lossless: every code point, a lone surrogate included, round-trips through surrogatepass.
+            row["raw_body"] = body.encode("utf-8", "surrogatepass")
+        elif body is not None and not isinstance(body, bytes):
+            row["raw_body"] = bytes(body)
+        for c, v in row.items():
+            if isinstance(v, str) and c != "raw_body":
+                row[c] = _storable(v)
+        try:
+            cur = self._db.execute(self._put_sql, tuple(row.get(c) for c in COLUMNS))
+        except sqlite3.Error as e:
+            raise self._error(e) from None
         return cur.rowcount == 1
 
     # -- reading ------------------------------------------------------------------------------------------------
