@@ -211,12 +211,26 @@ def build(domain_id: str, n: int, out: Path, seed: int = 0, level: int | None = 
         return _build_locked(dom, domain_dir, n, seed, level, workers, grain_subset, progress)
 
 
+def _grain_items_on_disk(domain_dir: Path, rows: list[dict]) -> int:
+    """How many leading items of the store have a grain copy at some sigma (copies are made for a prefix)."""
+    k = 0
+    for i, row in enumerate(rows):
+        if any((domain_dir / grain_rel(row["id"], s)).is_file() for s in SIGMAS):
+            k = i + 1
+    return k
+
+
 def _build_locked(dom: Domain, domain_dir: Path, n: int, seed: int, level: int | None, workers: int,
                   grain_subset: int | None, progress: bool) -> BuildResult:
     domain_id = dom.id
     release = release_name(seed)
     existing = _check_existing(domain_dir, domain_id, release, level, n)
     k_grain = n if grain_subset is None else min(int(grain_subset), n)
+    on_disk = _grain_items_on_disk(domain_dir, existing)
+    if on_disk > k_grain:
+        raise GripError(f"{domain_dir}: grain copies exist for the first {on_disk} items, but --grain-subset asks for "
+                        f"{k_grain}; build.json would leave {on_disk - k_grain} of them out. Rerun with "
+                        f"--grain-subset {on_disk} (or --grain all), or build into a new folder")
     (domain_dir / "images").mkdir(parents=True, exist_ok=True)
     for stale in domain_dir.rglob(".tmp-*"):  # temp files of writes a killed build never renamed
         stale.unlink()

@@ -180,3 +180,16 @@ def test_rerun_with_a_larger_grain_subset_fills_in(fake, tmp_path):
     b = build(fake, 5, tmp_path / "b", grain_subset=3)
     assert tree_bytes(a.domain_dir) == tree_bytes(b.domain_dir)
     assert len(list((a.domain_dir / "grain").rglob("*.png"))) == 9
+
+
+def test_rerun_with_a_smaller_grain_subset_is_refused_not_misrecorded(fake, tmp_path):
+    build(fake, 6, tmp_path, grain_subset=4)
+    before = tree_bytes(tmp_path / fake)
+    with pytest.raises(GripError, match="grain copies exist for the first 4 items.*--grain-subset 4"):
+        build(fake, 6, tmp_path, grain_subset=2)
+    assert tree_bytes(tmp_path / fake) == before          # nothing rewritten, build.json still says 4
+    summary = json.loads((tmp_path / fake / "build.json").read_text())
+    assert summary["grain"]["items"] == 4
+    build(fake, 6, tmp_path, grain_subset=4)              # the same subset resumes as before
+    build(fake, 8, tmp_path, grain_subset=None)           # a larger one (all) still fills in
+    assert len(list((tmp_path / fake / "grain").rglob("*.png"))) == 8 * 3

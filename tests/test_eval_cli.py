@@ -3,9 +3,11 @@ right, wrong, unreadably or not at all by a rule this test knows, and with `--mo
 and `grip eval report`, whose tables are checked against counts made here from the rule. Plus one-line errors."""
 import hashlib
 import json
+import os
 import re
 import sqlite3
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -394,6 +396,14 @@ def test_store_errors_name_what_is_wrong(world, tmp_path):
     one_line_error(run("eval", "run", "--experiment", "e1", "--items", world["items"], "--model", "random",
                        "--store", "/proc/x.sqlite", "--quiet"),
                    r"cannot write the response store at /proc/x\.sqlite \(unable to open database file\)")
+    fifo = tmp_path / "fifo.sqlite"
+    os.mkfifo(fifo)
+    for special in ("/dev/null", fifo):   # SQLite would create its journal beside a device or fifo
+        one_line_error(run("eval", "run", "--experiment", "e1", "--items", world["items"], "--model", "random",
+                           "--store", special, "--quiet"), "is not a regular file")
+    assert not Path("/dev/null-journal").exists() and not (tmp_path / "fifo.sqlite-journal").exists()
+    one_line_error(run("eval", "run", "--experiment", "e1", "--items", world["items"], "--model", "random",
+                       "--extra", '{"temperature": 1}', "--quiet"), r"use their own options \(--temperature\)")
     (tmp_path / "text.sqlite").write_text("hello, not a database " * 100)
     one_line_error(run("eval", "score", "--store", tmp_path / "text.sqlite", "--items", world["items"], "--out",
                        tmp_path / "x.jsonl"), "not a grip response store")

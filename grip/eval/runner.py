@@ -107,7 +107,8 @@ class Sampling:
             out["seed"] = int(self.seed)
         overlap = set(out) & set(self.extra)
         if overlap:
-            raise GripError(f"extra sampling fields repeat {sorted(overlap)}; set them on Sampling itself")
+            raise GripError(f"extra sampling fields repeat {sorted(overlap)}; use their own options "
+                            f"({', '.join('--' + k.replace('_', '-') for k in sorted(overlap))})")
         out.update(self.extra)
         return out
 
@@ -245,6 +246,8 @@ def check_base_url(url) -> str:
         raise GripError(f"--base-url {url!r} is not a valid URL ({e}); it must be {hint}") from None
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise GripError(f"--base-url must be {hint}, got {url!r}")
+    if parts.query or parts.fragment or "?" in url or "#" in url:   # the client appends /chat/completions
+        raise GripError(f"--base-url must be {hint}, with no ?query or #fragment, got {url!r}")
     return url
 
 

@@ -109,6 +109,9 @@ class ResponseStore:
         self.readonly = readonly
         if self.path.is_dir():
             raise StoreError(f"{self.path} is a folder; the response store is a file (e.g. responses.sqlite)")
+        if self.path.exists() and not self.path.is_file():   # /dev/null, a fifo...: SQLite would write beside it
+            raise StoreError(f"{self.path} is not a regular file; the response store is a file (e.g. "
+                             f"responses.sqlite)")
         try:
             if readonly:
                 if not self.path.is_file():
