@@ -452,7 +452,8 @@ def test_a_store_that_cannot_write_ends_the_run_with_a_store_error(eval_items, t
 
 
 @pytest.mark.parametrize("url", ["notaurl", "ftp://127.0.0.1/v1", "http:///v1", "127.0.0.1:8000/v1",
-                                 "http://h:99999/v1", "http://[::1/v1", "http://h /v1", "", "http://h/v1?x=1", "http://h/v1#top"])
+                                 "http://h:99999/v1", "http://[::1/v1", "http://h /v1", "", "http://h/v1?x=1",
+                                 "http://h/v1#top"])
 def test_bad_base_url_is_refused_before_anything_is_sent(eval_items, tmp_path, url):  # noqa: F811
     with pytest.raises(GripError, match="--base-url"):
         check_base_url(url)
