@@ -13,7 +13,9 @@ connection without a reply).
 
 The `openai_server` fixture yields a started server and, at teardown, checks every request it received for
 ground-truth leaks (`check_isolation`) against every item store under the session's temp folder (plus any folder
-given to `srv.add_truth(dir)`). Import it into a test module: `from openai_server import openai_server`.
+given to `srv.add_truth(dir)`). Import it into a test module: `from openai_server import openai_server`. Servers a
+test starts itself are audited the same way at the end of the session (`audit_every_request`, tests/conftest.py),
+unless made with `audit=False` (only for requests that leak on purpose).
 
 Run as a script (`python tests/openai_server.py [--delay S]`) it serves until killed and prints its URL: the
 benchmark uses that to keep the server off the client's core.
@@ -109,8 +111,14 @@ def constant_model(text: str = "I see it.\nANSWER: 0") -> Callable[[dict], str]:
 
 
 class ScriptedServer:
+    # Every server started in this test process whose requests the session-end audit checks (tests/conftest.py):
+    # each request any test sends must pass `check_isolation`. A test that leaks on purpose passes audit=False.
+    AUDITED: list["ScriptedServer"] = []
+
     def __init__(self, model: Callable[[dict], str] | None = None, faults=None, delay_s: float = 0.0,
-                 model_name: str = "scripted-vlm", record: bool = True):
+                 model_name: str = "scripted-vlm", record: bool = True, audit: bool = True):
+        if audit and record:
+            ScriptedServer.AUDITED.append(self)
         self.model = model or constant_model()
         self.faults = faults            # callable(request json, times this exact body was seen before) -> Fault
         self.delay_s = delay_s          # every reply waits this long (slow model)
@@ -414,6 +422,16 @@ def check_isolation(requests, truth: dict[str, dict], allowed_fields=ALLOWED_FIE
                 if s in hay:
                     problems.append(f"{where}: ground truth {s[:40]!r} of {row['id']} found in the {name}")
     return problems
+
+
+def audit_every_request(basetemp: Path) -> list[str]:
+    """`check_isolation` over every request every audited server of this process received, against every item
+    store under the session's temp folder and the servers' own truth folders."""
+    servers = [srv for srv in ScriptedServer.AUDITED if srv.requests]
+    if not servers:
+        return []
+    truth = truth_index([basetemp, *{d for srv in servers for d in srv.truth_dirs}])
+    return check_isolation([r for srv in servers for r in srv.requests], truth)
 
 
 @pytest.fixture
