@@ -54,6 +54,9 @@ class _Grip(click.Group):
             sys.exit(0)
         except click.UsageError as e:
             cmd = e.ctx.command_path if e.ctx is not None else "grip"
+            argv = list(kwargs.get("args") or (args[0] if args else None) or sys.argv[1:])
+            if (e.ctx is None or e.ctx.parent is None) and argv and argv[0] in self.commands:
+                cmd = f"grip {argv[0]}"   # an option error inside a command is raised on the group's context
             _fail(f"{e.format_message()} (see `{cmd} --help`)".replace("\n", " "))
         except click.ClickException as e:
             _fail(e.format_message().replace("\n", " "))
