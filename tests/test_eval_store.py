@@ -276,6 +276,10 @@ NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 def test_read_only_file_in_read_only_folder_as_another_user():
     """As user nobody (the tests run as root, for whom nothing is read-only): a 0444 store in a 0555 folder is
     readable read-only (scoring), and opening it, or a new store beside it, for writing says it cannot write."""
+    probe = subprocess.run(NOBODY + [sys.executable, "-c", "import grip.eval.store"], check=False,
+                           capture_output=True, cwd=Path(__file__).parent.parent, timeout=60)
+    if probe.returncode != 0:   # the checkout or its venv is not readable by nobody (a root-only home folder)
+        pytest.skip("user nobody cannot import grip from this checkout")
     top = Path(tempfile.mkdtemp(prefix="grip_ro_"))
     try:
         top.chmod(0o755)
