@@ -131,6 +131,35 @@ def place_label(canvas: Canvas, text: str, anchor, owner: str | None, style: Sty
     raise Reject("label_clash")
 
 
+def place_label_beside(canvas: Canvas, text: str, part_box_px, owner: str | None, style: Style = LABEL,
+                       gaps_px: tuple[float, ...] = (10.0, 22.0), clearance_px: float = 8.0,
+                       draw: bool = True) -> Polygon:
+    """Like `place_label`, but the candidates hug a part's pixel bounding box (x0, y0, x1, y1): right, left, above,
+    below, then the four corners, each `gap` px from the box, for each gap in turn. A label thus sits next to its own
+    part whatever the text's width, instead of on a ring sized to the text. Same checks: no overlap with a placed
+    label, `clearance_px` from every stroke not owned by `owner`, inside the safe area; none fits: Reject."""
+    x0, y0, x1, y1 = part_box_px
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    w, h = text_size(canvas, text, style)
+    for g in gaps_px:
+        for c in ((x1 + g + w / 2, cy), (x0 - g - w / 2, cy), (cx, y0 - g - h / 2), (cx, y1 + g + h / 2),
+                  (x1 + g + w / 2, y0 - g - h / 2), (x0 - g - w / 2, y0 - g - h / 2),
+                  (x1 + g + w / 2, y1 + g + h / 2), (x0 - g - w / 2, y1 + g + h / 2)):
+            b = text_box_px(canvas, text, c, style)
+            if not canvas.inside_safe(np.array(b.exterior.coords)):
+                continue
+            if any(b.intersects(o) for o in canvas.labels):
+                continue
+            grown = b.buffer(clearance_px)
+            if any(own != owner and grown.intersects(geom) for own, geom in canvas.strokes):
+                continue
+            if draw:
+                draw_text_px(canvas, text, c, style)
+            canvas.labels.append(b)
+            return b
+    raise Reject("label_clash")
+
+
 def label_inside(canvas: Canvas, text: str, region_world, style: Style = LABEL) -> Polygon:
     """Label at the pole of inaccessibility (polylabel) of a world polygon; rejects if the text does not fit."""
     poly = Polygon(canvas.pts_px(region_world))

@@ -6,7 +6,7 @@ from hypothesis import given, strategies as st
 from grip.domain import Reject
 from grip.renderers import LABEL, OUTLINE, Canvas, encode_png, png_chunk_types
 from grip.renderers.shapes import circle, line
-from grip.renderers.text import check_font, place_label
+from grip.renderers.text import check_font, place_label, place_label_beside
 
 
 @given(st.floats(-1000, 1000), st.floats(-1000, 1000), st.floats(1, 500), st.booleans())
@@ -88,3 +88,22 @@ def test_segments_draw_like_separate_lines():
         line(b, *s, OUTLINE)
     assert np.array_equal(a.array(), b.array())
     assert a.strokes[0][1].area == pytest.approx(b.strokes[0][1].union(b.strokes[-1][1]).area * 5, rel=0.05)
+
+
+def test_labels_beside_a_part_hug_its_box_and_keep_clear():
+    c = Canvas(768)
+    part = (300.0, 300.0, 340.0, 340.0)
+    circle(c, (320, 320), 20, OUTLINE.with_(fill=(0.5, 0.5, 0.5)), "P")
+    line(c, (344, 200), (344, 440), OUTLINE, "wall")      # a stroke just right of the part: "right" must fail
+    b = place_label_beside(c, "Station", part, owner="label", gaps_px=(10.0,))
+    x0, y0, x1, y1 = b.bounds
+    # not on the right (the wall), so the next candidate: left of the box, 10 px away, centred on it
+    assert x1 == pytest.approx(290.0) and (y0 + y1) / 2 == pytest.approx(320.0)
+    for own, g in c.strokes:
+        assert b.distance(g) >= 8.0 - 1e-6
+    # a second label for the same part cannot reuse that spot; one more than fits raises Reject
+    c2 = Canvas(768)
+    for _ in range(8):
+        place_label_beside(c2, "A", part, owner="x", gaps_px=(4.0,))
+    with pytest.raises(Reject):
+        place_label_beside(c2, "A", part, owner="x", gaps_px=(4.0,))

@@ -25,7 +25,7 @@ from grip.domain import Domain, Ladder, Margin, Question, Reject
 from grip.renderers.canvas import Canvas
 from grip.renderers.shapes import arrow, circle, line, polygon, rect
 from grip.renderers.style import BLACK, GREY, GREY_DARK, OKABE_ITO, TEXT, THIN, Style, tint
-from grip.renderers.text import draw_text, place_label
+from grip.renderers.text import draw_text, place_label_beside
 
 NAMES = ("Station", "Lake", "Tower", "Mill", "Hill", "Farm")
 OTHERS = NAMES[1:]                       # every landmark a question may name as an answer
@@ -53,6 +53,7 @@ BAR_X, BAR_Y = 64.0, 704.0                # scale bar: left end and baseline
 BAR_KM = 2
 SAMPLE_TRIES = 80
 
+ICON_HALF = 22.0                          # every icon fits in a 44 px square around its point
 ICON_COLOURS = {"Station": GREY_DARK, "Lake": OKABE_ITO["sky"], "Tower": OKABE_ITO["purple"],
                 "Mill": OKABE_ITO["orange"], "Hill": OKABE_ITO["green"], "Farm": OKABE_ITO["vermillion"]}
 
@@ -399,8 +400,9 @@ def draw(scene: Scene, canvas: Canvas) -> None:
     for name, p in zip(scene.names, scene.positions):
         _icon(canvas, name, p)
     for name, p in zip(scene.names, scene.positions):
-        # Owned by no part, so every name keeps 8 px from every icon, its own included.
-        place_label(canvas, name, p, owner="label")
+        # Beside its own icon's box; owned by no part, so every name keeps 8 px from every icon, its own included.
+        place_label_beside(canvas, name, (p[0] - ICON_HALF, p[1] - ICON_HALF, p[0] + ICON_HALF, p[1] + ICON_HALF),
+                           owner="label", gaps_px=(2.0, 14.0))
 
 
 DOMAIN = Domain(
