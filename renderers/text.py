@@ -113,21 +113,27 @@ def place_label(canvas: Canvas, text: str, anchor, owner: str | None, style: Sty
         w, h = text_size(canvas, text, style)
         d = math.hypot(w, h)
         radii_px = (0.8 * d, 1.9 * d)
-    for r in radii_px:
-        for d in DIRECTIONS:
-            c = a + np.asarray(d) * r
-            b = text_box_px(canvas, text, c, style)
-            if not canvas.inside_safe(np.array(b.exterior.coords)):
-                continue
-            if any(b.intersects(o) for o in canvas.labels):
-                continue
-            grown = b.buffer(clearance_px)
-            if any(own != owner and grown.intersects(g) for own, g in canvas.strokes):
-                continue
-            if draw:
-                draw_text_px(canvas, text, c, style)
-            canvas.labels.append(b)
-            return b
+    return _first_free_spot(canvas, text, (a + np.asarray(d) * r for r in radii_px for d in DIRECTIONS), owner,
+                            style, clearance_px, draw)
+
+
+def _first_free_spot(canvas: Canvas, text: str, centres, owner: str | None, style: Style, clearance_px: float,
+                     draw: bool) -> Polygon:
+    """The first candidate centre (pixels) whose text box lies in the safe area, overlaps no placed label and keeps
+    `clearance_px` from every stroke not owned by `owner`; drawn and registered. None fits: Reject("label_clash")."""
+    for c in centres:
+        b = text_box_px(canvas, text, c, style)
+        if not canvas.inside_safe(np.array(b.exterior.coords)):
+            continue
+        if any(b.intersects(o) for o in canvas.labels):
+            continue
+        grown = b.buffer(clearance_px)
+        if any(own != owner and grown.intersects(g) for own, g in canvas.strokes):
+            continue
+        if draw:
+            draw_text_px(canvas, text, c, style)
+        canvas.labels.append(b)
+        return b
     raise Reject("label_clash")
 
 
@@ -141,23 +147,11 @@ def place_label_beside(canvas: Canvas, text: str, part_box_px, owner: str | None
     x0, y0, x1, y1 = part_box_px
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
     w, h = text_size(canvas, text, style)
-    for g in gaps_px:
-        for c in ((x1 + g + w / 2, cy), (x0 - g - w / 2, cy), (cx, y0 - g - h / 2), (cx, y1 + g + h / 2),
-                  (x1 + g + w / 2, y0 - g - h / 2), (x0 - g - w / 2, y0 - g - h / 2),
-                  (x1 + g + w / 2, y1 + g + h / 2), (x0 - g - w / 2, y1 + g + h / 2)):
-            b = text_box_px(canvas, text, c, style)
-            if not canvas.inside_safe(np.array(b.exterior.coords)):
-                continue
-            if any(b.intersects(o) for o in canvas.labels):
-                continue
-            grown = b.buffer(clearance_px)
-            if any(own != owner and grown.intersects(geom) for own, geom in canvas.strokes):
-                continue
-            if draw:
-                draw_text_px(canvas, text, c, style)
-            canvas.labels.append(b)
-            return b
-    raise Reject("label_clash")
+    centres = (c for g in gaps_px for c in (
+        (x1 + g + w / 2, cy), (x0 - g - w / 2, cy), (cx, y0 - g - h / 2), (cx, y1 + g + h / 2),
+        (x1 + g + w / 2, y0 - g - h / 2), (x0 - g - w / 2, y0 - g - h / 2),
+        (x1 + g + w / 2, y1 + g + h / 2), (x0 - g - w / 2, y1 + g + h / 2)))
+    return _first_free_spot(canvas, text, centres, owner, style, clearance_px, draw)
 
 
 def label_inside(canvas: Canvas, text: str, region_world, style: Style = LABEL) -> Polygon:
