@@ -12,9 +12,9 @@ from collections import Counter
 
 import numpy as np
 
-from grip.answers import Choice, Record, answer_from_json
+from grip.answers import Choice, Count, Number, Ordered, Record, answer_from_json
 from grip.builder import generate
-from grip.domain import OPEN_POSITION, Domain, Reject, scene_from_json, scene_to_json
+from grip.domain import OPEN_POSITION, REPHRASE_MAPS, Domain, Question, Reject, scene_from_json, scene_to_json
 from grip.renderers.canvas import SAFE_BORDER_PX, Canvas, encode_png, png_chunk_types
 from grip.seeding import item_seed, level_for
 
@@ -218,10 +218,117 @@ def check_balance(dom: Domain, n: int = 150) -> list[str]:
     return p
 
 
+def _answers_differ(a, b) -> bool:
+    """Q4 of a minimal pair must change: a number by at least 3 tolerances, anything else by its key."""
+    if isinstance(a, Number) and isinstance(b, Number):
+        return a.difference(b.value) >= 3 * a.tol_abs()
+    return a.key() != b.key()
+
+
+def check_minimal_pair(dom: Domain, k: int = 9) -> list[str]:
+    """DOMAINS.md 0.7: s' = minimal_pair(s) passes every margin, changes Q4 (numbers by >= 3 tolerances), keeps Q1
+    where the sheet says so, renders, and is deterministic. A domain without one passes (optional field)."""
+    if dom.minimal_pair is None:
+        return []
+    p, made = [], 0
+    for seed, _level, g in _accepted(dom, k):
+        where = f"seed {seed}"
+        try:
+            twin = dom.minimal_pair(g.scene)
+        except Reject as r:
+            if r.reason != "no_minimal_pair":
+                p.append(f"{where}: minimal_pair rejected with {r.reason!r}; only 'no_minimal_pair' is allowed")
+            continue
+        if dom.minimal_pair(g.scene) != twin:
+            p.append(f"{where}: minimal_pair is not deterministic")
+            continue
+        try:
+            lad = dom.ladder(twin)
+        except Reject as r:
+            p.append(f"{where}: the ladder of the minimal pair rejects ({r.reason}); minimal_pair must raise "
+                     f"Reject('no_minimal_pair') instead")
+            continue
+        made += 1
+        bad = lad.failing_margins()
+        if bad:
+            p.append(f"{where}: the minimal pair fails the margins of {[q.id for q in bad]}")
+        if not _answers_differ(g.ladder.rungs[3].answer, lad.rungs[3].answer):
+            p.append(f"{where}: the minimal pair does not change Q4 ({g.ladder.rungs[3].answer.reference_text()!r} "
+                     f"-> {lad.rungs[3].answer.reference_text()!r})")
+        if dom.minimal_pair_keeps_q1 and lad.rungs[0].answer != g.ladder.rungs[0].answer:
+            p.append(f"{where}: the minimal pair changes Q1, which the sheet keeps")
+        for q in lad.questions:
+            if not q.answer.in_space():
+                p.append(f"{where}: minimal pair's {q.id} answer outside its declared space")
+        try:
+            dom.draw(twin, Canvas(dom.size_px, dom.world))
+        except Reject as r:
+            p.append(f"{where}: the minimal pair does not render ({r.reason}); minimal_pair must reject instead")
+    if not made:
+        p.append(f"minimal_pair rejected every one of {k} sampled scenes")
+    return p
+
+
+def _rephrase_holds(kind: str, q4, r) -> bool | None:
+    """Whether the rephrased answer `r` follows from Q4's answer `q4` by the named map; None when the map needs the
+    whole sample (complement: the two add to one fixed total)."""
+    if kind == "identity":
+        return q4.key() == r.key()
+    if kind == "reversal":
+        return isinstance(q4, Ordered) and isinstance(r, Ordered) and tuple(r.value) == tuple(reversed(q4.value))
+    if kind == "inversion":
+        if isinstance(q4, Choice) and isinstance(r, Choice):
+            return len(r.options) == 2 and set(q4.options) == set(r.options) and q4.value != r.value
+        if isinstance(q4, Number) and isinstance(r, Number):
+            return q4.value != 0 and r.difference(1.0 / q4.value) <= r.tol_abs()
+        return False
+    if kind == "complement":
+        if isinstance(q4, Choice) and isinstance(r, Choice):
+            return len(r.options) == 2 and set(q4.options) == set(r.options) and q4.value != r.value
+        return None
+    return False
+
+
+def check_rephrase(dom: Domain, k: int = 9) -> list[str]:
+    """`rephrase_q4` is a second wording of Q4 whose answer follows from Q4's by `rephrase_map`, with its own margin
+    at or above threshold and an answer in its declared space. Optional field: a domain without one passes."""
+    if dom.rephrase_q4 is None:
+        return [] if dom.rephrase_map is None else ["rephrase_map is set but rephrase_q4 is not"]
+    if dom.rephrase_map not in REPHRASE_MAPS:
+        return [f"rephrase_map {dom.rephrase_map!r} is not one of {list(REPHRASE_MAPS)}"]
+    p, totals = [], []
+    for seed, _level, g in _accepted(dom, k):
+        where = f"seed {seed}"
+        q = dom.rephrase_q4(g.scene)
+        q4 = g.ladder.rungs[3]
+        if not isinstance(q, Question):
+            p.append(f"{where}: rephrase_q4 does not return a Question")
+            continue
+        if q.text.strip() == q4.text.strip():
+            p.append(f"{where}: rephrase_q4 repeats Q4's wording")
+        if not q.answer.in_space():
+            p.append(f"{where}: the rephrased answer lies outside its declared space")
+        if not q.margin.ok:
+            p.append(f"{where}: the rephrased question's margin {q.margin.value} is below {q.margin.threshold}")
+        held = _rephrase_holds(dom.rephrase_map, q4.answer, q.answer)
+        if held is None:
+            if isinstance(q4.answer, (Number, Count)) and isinstance(q.answer, (Number, Count)):
+                totals.append(float(q4.answer.value) + float(q.answer.value))
+            else:
+                p.append(f"{where}: complement is defined for two-way choices and numbers only")
+        elif not held:
+            p.append(f"{where}: rephrased answer {q.answer.reference_text()!r} does not follow from Q4's "
+                     f"{q4.answer.reference_text()!r} by {dom.rephrase_map}")
+    if totals and max(totals) - min(totals) > 1e-6 * max(1.0, abs(totals[0])):
+        p.append(f"complement: Q4 + rephrased answer is not one fixed total ({min(totals)}..{max(totals)})")
+    return p
+
+
 CHECKS = {
     "contract": check_contract, "determinism": check_determinism, "roundtrip": check_roundtrip,
     "ladder": check_ladder, "margins": check_margins, "counterfactual": check_counterfactual,
     "render": check_render, "no_global_rng": check_no_global_rng, "balance": check_balance,
+    "minimal_pair": check_minimal_pair, "rephrase": check_rephrase,
 }
 
 

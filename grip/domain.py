@@ -12,6 +12,9 @@ from grip.answers import Answer, answer_from_json
 
 RUNG_NAMES = {1: "observe", 2: "relate", 3: "measure", 4: "integrate", 5: "counterfactual", 6: "open"}
 OPEN_POSITION = 6
+# How a rephrased Q4's answer follows from Q4's: the same answer; the other side of a two-way relation (yes <-> no,
+# the other of two options, a reciprocal ratio); the list reversed; or the complement to a fixed total.
+REPHRASE_MAPS = ("identity", "inversion", "reversal", "complement")
 
 
 class Reject(Exception):
@@ -120,6 +123,12 @@ class Domain:
     `edit(scene)` is the counterfactual operator E of rung 5 and `counterfactual(scene)` the answer function that
     rung 5 applies to E(scene): the conformance suite checks `ladder(s).rungs[4].answer == counterfactual(edit(s))`.
     `world` is the rectangle (x0, y0, x1, y1) the domain draws in, mapped onto the `size_px` square canvas.
+
+    `minimal_pair(scene)` (optional until every domain has one) is the smallest deterministic edit that changes Q4's
+    answer while every margin still holds; it may raise `Reject("no_minimal_pair")`. `minimal_pair_keeps_q1` says
+    whether the sheet asks Q1 to stay the same under it. `rephrase_q4(scene)` (optional) is a second wording of rung
+    4 with its own answer and margin; `rephrase_map` names how that answer follows from Q4's (one of
+    `REPHRASE_MAPS`).
     """
     id: str
     family: str
@@ -139,6 +148,10 @@ class Domain:
     # Caps the sheet sets itself where they differ from the default (1/k + 0.10 for choices, 0.35 otherwise),
     # e.g. physical_stability's "stable 40%": (question id, largest share of one answer).
     balance_caps: tuple[tuple[str, float], ...] = field(default_factory=tuple)
+    minimal_pair: Callable[[Any], Any] | None = None
+    minimal_pair_keeps_q1: bool = True
+    rephrase_q4: Callable[[Any], Question] | None = None
+    rephrase_map: str | None = None
 
     def scene_to_json(self, scene: Any) -> dict:
         return scene_to_json(scene)

@@ -72,6 +72,18 @@ def ladder(scene: Scene) -> Ladder:
     return Ladder(rungs, open_q)
 
 
+def minimal_pair(scene: Scene) -> Scene:
+    """Mirror dot A across the centre line: it changes sides, so the left set changes; the count does not."""
+    (x, y), rest = scene.dots[0], scene.dots[1:]
+    return dataclasses.replace(scene, dots=((768 - x, y), *rest))
+
+
+def rephrase_q4(scene: Scene) -> Question:
+    side_margin = min(abs(x - 384) for x, _ in scene.dots)
+    return Question(4, "left_set_again", "List the dots whose centres are left of the vertical centre line.",
+                    left_dots(scene), Margin(side_margin, "px", 4.0, "centre line"))
+
+
 def draw(scene: Scene, canvas) -> None:
     for i, (x, y) in enumerate(scene.dots):
         circle(canvas, (x, y), 30, OUTLINE.with_(fill=PASTELS[i]), owner=NAMES[i])
@@ -79,7 +91,8 @@ def draw(scene: Scene, canvas) -> None:
 
 
 DOMAIN = Domain(id="fake_dots", family="physical", title="Fake dots", scene=Scene, sample=sample, ladder=ladder,
-                draw=draw, edit=edit, counterfactual=counterfactual, balance_keys=("a_side",))
+                draw=draw, edit=edit, counterfactual=counterfactual, balance_keys=("a_side",),
+                minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity")
 
 
 # --- broken variants: each must fail at least the named check ------------------------------------------------
@@ -118,6 +131,15 @@ def _draw_clipped(scene, canvas):
 
 
 BROKEN = {
+    "pair_keeps_q4": ("minimal_pair", dataclasses.replace(DOMAIN, minimal_pair=lambda s: s)),
+    "pair_changes_q1": ("minimal_pair", dataclasses.replace(
+        DOMAIN, minimal_pair=lambda s: dataclasses.replace(minimal_pair(s), dots=minimal_pair(s).dots[:-1]))),
+    "pair_breaks_margin": ("minimal_pair", dataclasses.replace(
+        DOMAIN, minimal_pair=lambda s: dataclasses.replace(s, dots=((385, s.dots[0][1]), *s.dots[1:])))),
+    "rephrase_wrong_map": ("rephrase", dataclasses.replace(DOMAIN, rephrase_map="complement")),
+    "rephrase_unknown_map": ("rephrase", dataclasses.replace(DOMAIN, rephrase_map="shuffle")),
+    "rephrase_same_text": ("rephrase", dataclasses.replace(
+        DOMAIN, rephrase_q4=lambda s: dataclasses.replace(rephrase_q4(s), text=ladder(s).rungs[3].text))),
     "answer_outside_space": ("ladder", dataclasses.replace(DOMAIN, ladder=_bad_space)),
     "q5_not_recomputed": ("counterfactual", dataclasses.replace(DOMAIN, ladder=_q5_hand_written)),
     "q5_repeats_q4": ("counterfactual", dataclasses.replace(DOMAIN, ladder=_q5_repeats_q4)),

@@ -1,0 +1,1 @@
+"""The Inductive family: rule induction over a matrix of panels."""

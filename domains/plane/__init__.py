@@ -1,0 +1,1 @@
+"""The Plane family: nested figures, line crossings and angles drawn on the page."""
