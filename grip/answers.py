@@ -10,8 +10,10 @@ answer distributions and constant-answer baselines).
 """
 from __future__ import annotations
 
+import json
 import math
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -32,14 +34,15 @@ class Unparsed:
         return False
 
 
-_ANSWER_LINE = re.compile(r"^[\s>*_`#-]*answer[\s*_`]*[:：]\s*(.*?)\s*$", re.IGNORECASE | re.MULTILINE)
+_ANSWER_LINE = re.compile(r"^[\s>*_`#-]*answer[\s*_`]*[:：]\s*(.*?)\s*$", re.IGNORECASE)
 
 
 def extract_answer_line(response: str) -> str | Unparsed:
-    """The text after the last line that starts with `ANSWER:` (markdown emphasis around the keyword allowed)."""
+    """The text after the last line that starts with `ANSWER:` (markdown emphasis around the keyword allowed). The
+    value must be on that line: an empty `ANSWER:` line is unparsed, never the line below it (say, the confidence)."""
     if not isinstance(response, str):
         return Unparsed("response is not text")
-    hits = _ANSWER_LINE.findall(response)
+    hits = [m.group(1) for m in map(_ANSWER_LINE.match, response.splitlines()) if m]
     if not hits:
         return Unparsed("no ANSWER: line")
     text = hits[-1].strip().strip("*_`").strip()
@@ -48,23 +51,116 @@ def extract_answer_line(response: str) -> str | Unparsed:
     return text
 
 
+# Characters read as a minus sign: the hyphen-minus, U+2212 and the dashes people and models type for it (hyphen,
+# non-breaking hyphen, figure dash, en and em dash, horizontal bar, modifier minus, heavy minus, small and
+# full-width hyphen-minus). Any other dash (Unicode category Pd) next to a number makes its sign ambiguous.
+MINUS_SIGNS = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u02d7\u2796\ufe58\ufe63\uff0d"
+PLUS_SIGNS = "+\u2795\ufe62\uff0b"
+_TO_ASCII_SIGN = str.maketrans({**{c: "-" for c in MINUS_SIGNS}, **{c: "+" for c in PLUS_SIGNS}})
+
+
 def normalise(text: str) -> str:
     """Case, whitespace, dashes and surrounding punctuation folded away."""
-    t = str(text).strip().lower()
-    t = t.replace("\u2013", "-").replace("\u2014", "-").replace("\u2212", "-")
+    t = str(text).strip().lower().translate(_TO_ASCII_SIGN)
     t = re.sub(r"\s+", " ", t)
     t = t.strip(" .;:!\"'`*_()[]")
     return t
 
 
-_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+")
+# An unsigned decimal (thousands commas allowed, exponent allowed); its sign is read from what precedes it.
+_NUMBER = re.compile(r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?")
+_SIGN_WORDS = ("minus", "negative")
+_NEGATION = re.compile(r"(?<![^\W\d_])(?:minus|negative|below zero)(?![^\W\d_])", re.IGNORECASE)
 _WORDS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty".split())}
 
 
-def _numbers_in(text: str) -> list[float]:
-    return [float(m.replace(",", "")) for m in _NUMBER.findall(text)]
+def _is_dash(ch: str) -> bool:
+    return unicodedata.category(ch) == "Pd" or ch in "\u2212\u2796"
+
+
+def _is_letter(ch: str) -> bool:
+    return ch.isalpha() or ch == "_"
+
+
+def _signs_before(before: str) -> tuple[list[str], int]:
+    """The signs written right before a number (`-`, `+`, `minus`, `negative`, spaces between), read backwards
+    from its first digit, and where they start. A plain scan, not a regex search: a long run of signs must not
+    cost quadratic time."""
+    tokens: list[str] = []
+    start = len(before)
+    while True:
+        j = start
+        while j > 0 and before[j - 1].isspace():
+            j -= 1
+        if j > 0 and before[j - 1] in "+-":
+            tokens.append(before[j - 1])
+            start = j - 1
+            continue
+        word = next((w for w in _SIGN_WORDS if before[max(0, j - len(w)):j].lower() == w
+                     and (j - len(w) == 0 or not _is_letter(before[j - len(w) - 1]))), None)
+        if word is None or (j < len(before) and _is_letter(before[j])):
+            return tokens, start
+        tokens.append(word)
+        start = j - len(word)
+
+
+def _unit_pattern(unit: str | None) -> re.Pattern | None:
+    """The stated unit as written in an answer: case and spacing free, `×` also typed as x or *, and not inside a
+    word (so the unit `m` is not cut out of `minus`)."""
+    u = (unit or "").strip()
+    if not u:
+        return None
+    body = []
+    for ch in u:
+        if ch.isspace():
+            if body and body[-1] != r"\s*":
+                body.append(r"\s*")
+        elif ch in "\u00d7\u2715\u2a2f":
+            body.append(r"[\u00d7\u2715\u2a2fxX*]\s*")
+        else:
+            body.append(re.escape(ch))
+    return re.compile(r"(?<![^\W\d_])" + "".join(body) + r"(?![^\W\d_])", re.IGNORECASE)
+
+
+def read_number(text: str, unit: str | None = None) -> float | Unparsed:
+    """The one number in `text`, with its sign, after the stated `unit` is cut out (`8.25 ×1000 rpm` is 8.25, not
+    two numbers). Every minus form (`-`, U+2212, the dashes, `minus`, `negative`) makes it negative; a sign that
+    could be read two ways (`--5`, `±5`, `minus -5`, `5-`, a sign word away from the number, a dash of another
+    kind) gives Unparsed: a sign is never dropped or flipped by a guess."""
+    t = str(text)
+    pat = _unit_pattern(unit)
+    if pat is not None:
+        t = pat.sub(" ", t)
+    t = t.translate(_TO_ASCII_SIGN)
+    found = list(_NUMBER.finditer(t))
+    if len(found) != 1:
+        return Unparsed("expected exactly one number")
+    m = found[0]
+    if "\u00b1" in t or "\u2213" in t:
+        return Unparsed("ambiguous sign (±)")
+    before = t[:m.start()]
+    tokens, start = _signs_before(before)
+    if len(tokens) > 1:
+        return Unparsed("ambiguous sign (more than one sign before the number)")
+    rest = before[:start]
+    lead = rest.rstrip()
+    if lead and _is_dash(lead[-1]):
+        return Unparsed("ambiguous sign (a dash of another kind before the number)")
+    if tokens == ["-"] and rest and (rest[-1].isalnum() or rest[-1] == "_"):
+        return Unparsed("ambiguous sign (a hyphen joined to a word)")
+    after = t[m.end():]
+    if after[:1] and _is_dash(after[0]) and not after[1:2].isalnum():
+        return Unparsed("ambiguous sign (a dash after the number)")
+    negative = bool(tokens) and tokens[0] != "+"
+    x = float(m.group(0).replace(",", ""))
+    if not math.isfinite(x):
+        return Unparsed("not a finite number")
+    # `5 below zero`, `5 (negative)`: the sign may have been meant but is not where it is read; zero has none.
+    if not negative and x != 0 and _NEGATION.search(rest + " " + after):
+        return Unparsed("ambiguous sign (a negation away from the number)")
+    return -x if negative else x
 
 
 class Answer:
@@ -120,10 +216,9 @@ class Count(Answer):
         t = normalise(text)
         if t in _WORDS:
             return _WORDS[t]
-        nums = _numbers_in(t)
-        if len(nums) != 1:
-            return Unparsed("expected exactly one whole number")
-        x = nums[0]
+        x = read_number(text)
+        if isinstance(x, Unparsed):
+            return x
         if x != int(x):
             return Unparsed("not a whole number")
         return int(x)
@@ -176,11 +271,7 @@ class Number(Answer):
         return f"Answer with a number in {self.unit}, rounded to {rounding}; {self._tol_text()}."
 
     def parse_value(self, text: str) -> float | Unparsed:
-        nums = _numbers_in(text)
-        if len(nums) != 1:
-            return Unparsed("expected exactly one number")
-        x = nums[0]
-        return x if math.isfinite(x) else Unparsed("not a finite number")
+        return read_number(text, self.unit)
 
     def difference(self, x: float) -> float:
         d = abs(float(x) - float(self.value))
@@ -226,6 +317,10 @@ class Number(Answer):
                 "high": self.high}
 
 
+def _fold(text: str) -> str:
+    return re.sub(r"[\s-]+", "", text)
+
+
 @dataclass(frozen=True)
 class Choice(Answer):
     """One option from a fixed list. `aliases` is a small reviewed synonym table: (alias, option) pairs, fixed per
@@ -244,6 +339,14 @@ class Choice(Answer):
         table.update({normalise(a): o for a, o in self.aliases})
         if t in table:
             return table[t]
+        # `counter clockwise`, `counter-clockwise` and `counterclockwise` are one word written three ways: compare
+        # with spaces and hyphens left out, unless that would make two options (or aliases of two) the same.
+        folded: dict[str, set[str]] = {}
+        for k, o in table.items():
+            folded.setdefault(_fold(k), set()).add(o)
+        hit = folded.get(_fold(t), set())
+        if len(hit) == 1:
+            return next(iter(hit))
         return Unparsed("not one of the options")
 
     def matches(self, parsed: Any) -> bool:
@@ -278,7 +381,7 @@ class Ordered(Answer):
 
     def parse_value(self, text: str) -> tuple[str, ...] | Unparsed:
         t = normalise(text)
-        if t in (normalise(self.empty), "empty", "[]"):
+        if t in (normalise(self.empty), "empty") or re.fullmatch(r"[\s*_`]*\[\s*\][\s*_`.]*", str(text)):
             return ()
         parts = [normalise(p) for p in re.split(r"[,;]|\band\b", t)]
         parts = [p for p in parts if p]
@@ -348,19 +451,31 @@ class Record(Answer):
         return f"Answer in the form `{shape}`. {parts}"
 
     def parse_value(self, text: str) -> dict | Unparsed:
+        """`name=value` pairs separated by `;`, `,` or new lines (`name: value` too), or a JSON object. A field
+        named twice is unparsed (neither value is preferred); a field whose value does not read is left out (so
+        the record is wrong, not unparsed); names that are not fields are ignored."""
         fields = self.fields
+        pairs = _json_pairs(text)
+        if pairs is None:
+            starts = list(_FIELD.finditer(text))
+            pairs = [(m.group(1), text[m.end():nxt.start() if nxt else len(text)])
+                     for m, nxt in zip(starts, starts[1:] + [None])]
         got: dict[str, Any] = {}
-        for chunk in re.split(r";|\n", text):
-            m = re.match(r"\s*[*_`]*([A-Za-z_][A-Za-z0-9_ ]*?)[*_`]*\s*[=:]\s*(.+?)\s*$", chunk)
-            if not m:
+        named: set[str] = set()
+        for raw_name, raw_value in pairs:
+            name = normalise(raw_name).replace(" ", "_")
+            if name not in fields:
                 continue
-            name = normalise(m.group(1)).replace(" ", "_")
-            if name in fields and name not in got:
-                v = fields[name].parse_value(m.group(2))
-                if not isinstance(v, Unparsed):
-                    got[name] = v
+            if name in named:
+                return Unparsed(f"field {name} given twice")
+            named.add(name)
+            if raw_value is None:
+                continue
+            v = fields[name].parse_value(raw_value.strip().rstrip(",;}").strip())
+            if not isinstance(v, Unparsed):
+                got[name] = v
         if not got:
-            return Unparsed("no name=value field")
+            return Unparsed("no name=value field that reads")
         return got
 
     def matches(self, parsed: Any) -> bool:
@@ -398,6 +513,38 @@ class Record(Answer):
 
     def to_json(self) -> dict:
         return {"type": self.kind, "fields": [[n, a.to_json()] for n, a in self.value]}
+
+
+# A field starts a record, or follows a separator: `name=` / `name:` (emphasis or quotes around the name allowed).
+_FIELD = re.compile(r"(?:^|(?<=[;,\n{]))[^\S\n]*[*_`\"']*([A-Za-z_][A-Za-z0-9_ ]*?)[*_`\"']*[^\S\n]*[=:]")
+
+
+def _json_pairs(text: str) -> list[tuple[str, str | None]] | None:
+    """(name, value text) pairs of a record written as a JSON object, in order, repeats kept; None if the text is
+    not one. A value that is not text, a number or a list of those is None (the field does not read)."""
+    t = text.strip().strip("`").strip()
+    if not (t.startswith("{") and t.endswith("}")):
+        return None
+    objects: list[list[tuple[str, str | None]]] = []
+
+    def keep(items):   # called innermost first: the record is the last (outermost) object
+        objects.append([(str(k), _json_value_text(v)) for k, v in items])
+        return {}
+    try:
+        json.loads(t, object_pairs_hook=keep)
+    except (ValueError, RecursionError):
+        return None
+    return objects[-1] if objects else None
+
+
+def _json_value_text(v) -> str | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (str, int, float)):
+        return str(v)
+    if isinstance(v, list) and all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v):
+        return "[]" if not v else ", ".join(map(str, v))
+    return None
 
 
 def answer_from_json(d: dict) -> Answer:

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from pathlib import Path
 
 import click
 
 from grip import GripError
+from grip.manifest import MAX_ITEMS, MAX_SEED   # stdlib only: `grip list` stays light
 
 
 def _fail(msg: str) -> None:
@@ -28,15 +30,54 @@ def friendly(fn):
             _fail(str(e))
         except KeyboardInterrupt:
             _fail("interrupted; rerun the same command to resume")
+        except BrokenPipeError:
+            raise   # the reader went away (`grip ... | head -1`): click exits quietly, status 1, as Unix tools do
         except OSError as e:
             _fail(f"{e.filename or ''}: {e.strerror or e}".lstrip(": "))
     return wrapper
 
 
-def _positive(ctx, param, value):
-    if value is not None and value <= 0:
-        _fail(f"--{param.name} must be a positive number, got {value}")
-    return value
+# A whole number as typed: ASCII digits only. Bounds where a value could exhaust memory or disk are MAX_ITEMS and
+# MAX_SEED (the builder and the manifest reader enforce the same ones) and the sheet's, below.
+_DIGITS = re.compile(r"[+-]?[0-9]{1,30}")
+
+
+def _range_text(low, high) -> str:
+    if low is not None and high is not None:
+        return f"a whole number from {low:,} to {high:,}"
+    if low is not None:
+        return f"a whole number of at least {low:,}"
+    return "a whole number"
+
+
+class _Int(click.ParamType):
+    """A whole number written in ASCII digits, within bounds. (click's INT goes through int(), which also takes
+    '٣', '1_000' and ' 3 '.)"""
+    name = "integer"
+
+    def __init__(self, low: int | None = None, high: int | None = None):
+        self.low, self.high = low, high
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) and not isinstance(value, bool):
+            n = value
+        else:
+            text = str(value)
+            if not _DIGITS.fullmatch(text):
+                self.fail(f"{text!r} is not {_range_text(self.low, self.high)} (digits 0-9)", param, ctx)
+            n = int(text)
+        if (self.low is not None and n < self.low) or (self.high is not None and n > self.high):
+            self.fail(f"must be {_range_text(self.low, self.high)}, got {n}", param, ctx)
+        return n
+
+
+class _Path(click.Path):
+    """click.Path that refuses an empty value: Path('') is the working folder, never what was meant."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not value.strip():
+            self.fail("is empty; give a path", param, ctx)
+        return super().convert(value, param, ctx)
 
 
 class _Grip(click.Group):
@@ -84,10 +125,9 @@ def list_cmd():
 def _grain_option(value: str) -> int | None:
     if value == "all":
         return None
-    try:
-        k = int(value)
-    except ValueError:
-        _fail(f"--grain-subset must be a whole number or 'all', got {value!r}")
+    if not _DIGITS.fullmatch(str(value)):
+        _fail(f"--grain-subset must be a whole number (digits 0-9) or 'all', got {value!r}")
+    k = int(value)
     if k < 0:
         _fail(f"--grain-subset must be >= 0, got {k}")
     return k
@@ -95,23 +135,27 @@ def _grain_option(value: str) -> int | None:
 
 @main.command()
 @click.option("--domain", "domain", default=None, help="Domain id (see `grip list`).")
-@click.option("--n", "n", type=int, default=None, help="Number of items (images).")
-@click.option("--manifest", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--n", "n", type=_Int(1, MAX_ITEMS), default=None,
+              help=f"Number of items (images), 1 to {MAX_ITEMS:,}.")
+@click.option("--manifest", type=_Path(dir_okay=False, path_type=Path), default=None,
               help="Build a whole release from a recipe (manifests/*.toml) instead of --domain/--n.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("out"), show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Base seed (the release name).")
-@click.option("--level", type=int, default=None, help="Fix the difficulty level (default: levels 1-3 in turn).")
-@click.option("--workers", type=int, default=1, show_default=True, help="Worker processes.")
+@click.option("--out", type=_Path(file_okay=False, path_type=Path), default=Path("out"), show_default=True)
+@click.option("--seed", type=_Int(0, MAX_SEED), default=0, show_default=True,
+              help="Base seed (the release name), 0 to 2**63-1 as in a manifest.")
+@click.option("--level", type=_Int(), default=None, help="Fix the difficulty level (default: levels 1-3 in turn).")
+@click.option("--workers", type=_Int(1), default=1, show_default=True,
+              help="Worker processes, at most 4 per CPU (never more than there are items).")
 @click.option("--grain-subset", "grain_subset", default="20", show_default=True,
               help="Grain copies (sigma 15/25/40) for the first K items, or 'all'.")
 @click.option("--grain", "grain_all", type=click.Choice(["all"]), default=None, help="Same as --grain-subset all.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--quiet", is_flag=True, help="No progress bar (and no progress lines when stderr is not a terminal).")
 @click.pass_context
 @friendly
 def build(ctx, domain, n, manifest, out, seed, level, workers, grain_subset, grain_all, quiet):
     """Build (or resume) an item store: images, items.jsonl, build.json, grain copies. With --manifest, every
-    domain of a release recipe, one store per domain under --out."""
-    progress = not quiet and sys.stderr.isatty()
+    domain of a release recipe, one store per domain under --out. Progress goes to stderr: a bar on a terminal,
+    otherwise a line every few seconds."""
+    progress = False if quiet else ("bar" if sys.stderr.isatty() else "lines")
     if manifest is not None:
         from click.core import ParameterSource
         clash = [f"--{p.replace('_', '-')}" for p in ("domain", "n", "seed", "level", "grain_subset", "grain_all")
@@ -140,9 +184,10 @@ def _report_build(res) -> None:
 
 @main.command("export")
 @click.argument("out_dir", type=click.Path(path_type=Path))
-@click.option("--to", "hub_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--to", "hub_dir", type=_Path(file_okay=False, path_type=Path), default=None,
               help="Folder to write the Hub layout into (replaced whole if it holds an earlier export).")
-@click.option("--core", type=int, default=None, help="Core subset size (default: the recipe's, else 20).")
+@click.option("--core", type=_Int(1, MAX_ITEMS), default=None,
+              help="Core subset size (default: the recipe's, else 20).")
 @click.option("--name", default=None, help="Dataset name on the card (default: the recipe's, else GRIP).")
 @click.option("--license", "license_", default=None, help="License id for the card (default: cc-by-4.0).")
 @friendly
@@ -181,7 +226,7 @@ def push_cmd(hub_dir, repo, private, revision):
 @click.argument("repo")
 @click.option("--domain", default=None, help="Fetch only this domain's config.")
 @click.option("--revision", default=None, help="Branch, tag or commit (default: main).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--out", type=_Path(file_okay=False, path_type=Path), default=None,
               help="Local folder (default: ./NAME).")
 @friendly
 def download_cmd(repo, domain, revision, out):
@@ -198,8 +243,6 @@ def _item(domain: str, index: int, seed: int, level: int | None):
     from grip.builder import generate, release_name
     from grip.domains import get
     from grip.seeding import item_seed, level_for
-    if index < 0:
-        _fail(f"--index must be >= 0, got {index}")
     dom = get(domain)
     if level is not None and level not in dom.levels:
         _fail(f"--level must be one of {list(dom.levels)}, got {level}")
@@ -209,18 +252,18 @@ def _item(domain: str, index: int, seed: int, level: int | None):
 
 @main.command()
 @click.argument("domain")
-@click.option("--index", type=int, default=0, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--level", type=int, default=None)
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="PNG path (default: <domain>_<index>.png).")
+@click.option("--index", type=_Int(0, MAX_ITEMS - 1), default=0, show_default=True)
+@click.option("--seed", type=_Int(0, MAX_SEED), default=0, show_default=True)
+@click.option("--level", type=_Int(), default=None)
+@click.option("--out", type=_Path(dir_okay=False, path_type=Path), default=None,
+              help="PNG path (default: <domain>_<index>.png); a new path or a regular file, never a link or device.")
 @friendly
 def show(domain, index, seed, level, out):
     """Write one item's PNG and print its ladder with answers and margins."""
-    from grip.manifest import atomic_write_bytes
+    from grip.manifest import atomic_write_bytes, check_output_file
     from grip.renderers.canvas import encode_png
+    out = check_output_file(out or Path(f"{domain}_{index:06d}.png"), "--out")
     dom, lvl, g = _item(domain, index, seed, level)
-    out = out or Path(f"{domain}_{index:06d}.png")
     atomic_write_bytes(out, encode_png(g.rgb))
     click.echo(f"{out}  ({dom.id}, level {lvl}, {g.attempts} attempts)")
     for q in g.ladder.questions:
@@ -232,23 +275,33 @@ def show(domain, index, seed, level, out):
                    + (f"   edit: {q.edit}" if q.edit else ""))
 
 
+# Contact-sheet bounds, as grip.sheet has them (not imported here: it loads cairo); a test keeps them equal.
+SHEET_MAX_ITEMS, SHEET_CELL, SHEET_MAX_COLS, SHEET_MAX_SIDE_PX = 400, (32, 2048), 64, 16384
+
+
 @main.command()
 @click.argument("domain")
-@click.option("--n", "n", type=int, default=9, show_default=True, callback=_positive)
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--level", type=int, default=None)
-@click.option("--start", type=int, default=0, show_default=True, help="First item index.")
-@click.option("--cell", type=int, default=384, show_default=True, callback=_positive,
-              help="Image width in the sheet, px.")
-@click.option("--cols", type=int, default=3, show_default=True, callback=_positive)
+@click.option("--n", "n", type=_Int(1, SHEET_MAX_ITEMS), default=9, show_default=True,
+              help=f"Number of items, 1 to {SHEET_MAX_ITEMS}.")
+@click.option("--out", type=_Path(dir_okay=False, path_type=Path), required=True,
+              help="PNG path: a new path or a regular file, never a link or device.")
+@click.option("--seed", type=_Int(0, MAX_SEED), default=0, show_default=True)
+@click.option("--level", type=_Int(), default=None)
+@click.option("--start", type=_Int(0, MAX_ITEMS - 1), default=0, show_default=True, help="First item index.")
+@click.option("--cell", type=_Int(*SHEET_CELL), default=384, show_default=True,
+              help=f"Image width in the sheet, {SHEET_CELL[0]} to {SHEET_CELL[1]} px.")
+@click.option("--cols", type=_Int(1, SHEET_MAX_COLS), default=3, show_default=True,
+              help=f"Columns, 1 to {SHEET_MAX_COLS}; the whole sheet must stay within "
+                   f"{SHEET_MAX_SIDE_PX} px a side.")
 @friendly
 def sheet(domain, n, out, seed, level, start, cell, cols):
     """A contact sheet: items with their ladder answers printed under each, for people to look at."""
-    from grip.sheet import contact_sheet
-    from grip.manifest import atomic_write_bytes
-    if start < 0:
-        _fail(f"--start must be >= 0, got {start}")
+    from grip.manifest import atomic_write_bytes, check_output_file
+    from grip.sheet import check_sheet_size, contact_sheet
+    out = check_output_file(out, "--out")
+    check_sheet_size(n, cell, cols)
+    if start + n > MAX_ITEMS:
+        _fail(f"--start + --n must be at most {MAX_ITEMS:,}, got {start + n}")
     items = [_item(domain, start + i, seed, level) for i in range(n)]
     png = contact_sheet([(f"#{start + i}  L{lvl}", g) for i, (_, lvl, g) in enumerate(items)], cell, cols)
     atomic_write_bytes(out, png)

@@ -21,11 +21,13 @@ import logging
 import os
 import re
 import shutil
+import stat
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from grip import GripError, __version__
-from grip.manifest import StoreError, grain_rel, load_store, sha256_bytes
+from grip.manifest import StoreError, check_output_file, grain_rel, load_store, sha256_bytes
 
 SPLIT = "test"
 GRAIN_SPLIT = "test_grain"
@@ -139,7 +141,8 @@ class Store:
 
 def find_stores(out_dir: Path) -> list[Store]:
     """The item stores under a build folder (or the folder itself when it is one store), in registry order, each
-    validated: rows, build.json of a finished build, every image and grain copy present."""
+    validated: rows, build.json of a finished build, every image and grain copy present with its sha256 recorded
+    (the hashes themselves are checked as the export reads the files; `check_rows` re-samples the rows)."""
     from grip.domains import ids
     out_dir = Path(out_dir)
     if not out_dir.is_dir():
@@ -170,9 +173,11 @@ def find_stores(out_dir: Path) -> list[Store]:
         if build.get("items") != len(rows):
             raise StoreError(f"{d}: build.json counts {build.get('items')} items, items.jsonl {len(rows)}; "
                              f"rerun the build to finish it")
-        for r in rows:
+        for i, r in enumerate(rows):
             if not (d / r["image"]).is_file():
                 raise StoreError(f"{d / r['image']}: image missing; the item store is incomplete")
+            if r["index"] < k and sigmas:
+                _check_grain_hashes(d, i, r, sigmas)
             for s in sigmas if r["index"] < k else ():
                 if not (d / grain_rel(r["id"], s)).is_file():
                     raise StoreError(f"{d / grain_rel(r['id'], s)}: grain copy missing; rerun the build")
@@ -183,11 +188,40 @@ def find_stores(out_dir: Path) -> list[Store]:
     return sorted(stores, key=lambda s: known.index(s.domain))
 
 
-def _read_png(store: Store, rel: str, sha: str | None) -> bytes:
+def _check_grain_hashes(d: Path, i: int, r: dict, sigmas: tuple) -> None:
+    """A row of the grain subset records the sha256 of each of its grain copies (`grain_sha256`, sigma as a string
+    -> hex). Stores built before the field existed cannot vouch for their grain copies: they are refused, not
+    trusted."""
+    where = f"{d / 'items.jsonl'}: line {i + 1}"
+    if "grain_sha256" not in r:
+        raise StoreError(f"{where}: row {r['id']} records no grain_sha256; the store predates grain hashes, so "
+                         f"its grain copies cannot be checked: rebuild it into a new folder to export it")
+    hashes = r["grain_sha256"]
+    for s in sigmas:
+        h = hashes.get(str(s)) if isinstance(hashes, dict) else None
+        if not isinstance(h, str) or not SHA256.match(h):
+            raise StoreError(f"{where}: row {r['id']} records no sha256 for its grain copy at sigma {s}; the item "
+                             f"store is corrupt (rebuild it)")
+
+
+def _read_png(store: Store, rel: str, sha: str) -> bytes:
     data = (store.path / rel).read_bytes()
-    if sha is not None and sha256_bytes(data) != sha:
+    if sha256_bytes(data) != sha:
         raise StoreError(f"{store.path / rel} differs from its row's sha256; the item store is corrupt")
     return data
+
+
+def check_rows(st: Store, workers: int | None = None) -> None:
+    """Every row is the item its seed regenerates (scene, questions, answers, margins): a hand-edited row is a
+    one-line StoreError naming it, never exported. Re-sampling draws nothing, but a domain's sampler is most of
+    the cost of an item, so a large store is checked by the builder's worker pool (one process per CPU)."""
+    from grip.builder import CHECK_CHUNK, _check_row_args, _pool_map, cpu_count
+    path = st.path / "items.jsonl"
+    checks = ((r, f"{path}: line {i + 1}") for i, r in enumerate(st.rows))
+    with contextlib.closing(_pool_map(_check_row_args, checks, len(st.rows), workers or cpu_count(),
+                                      CHECK_CHUNK)) as done:
+        for _ in done:
+            pass
 
 
 # --- export --------------------------------------------------------------------------------------------------
@@ -303,8 +337,12 @@ def check_release_matches(out_dir: Path, release: dict, stores: list[Store]) -> 
 
 def export(out_dir: Path, hub_dir: Path, core: int | None = None, name: str | None = None,
            license: str | None = None) -> ExportResult:
-    """Turn the item stores under `out_dir` into the Hub layout in `hub_dir` (replaced whole, atomically)."""
+    """Turn the item stores under `out_dir` into the Hub layout in `hub_dir` (replaced whole, atomically). Every
+    row is checked against the item its seed regenerates and every PNG against its recorded sha256 first."""
     out_dir, hub_dir = Path(out_dir), Path(hub_dir)
+    check_target_folder(hub_dir, "--to", "export")  # before any work; again before the rename
+    if hub_dir.resolve() == out_dir.resolve() or out_dir.resolve() in hub_dir.resolve().parents:
+        raise GripError(f"--to {hub_dir} lies inside the build folder {out_dir}; choose a folder outside it")
     stores = find_stores(out_dir)
     release = _release_info(out_dir)
     if release:
@@ -323,14 +361,14 @@ def export(out_dir: Path, hub_dir: Path, core: int | None = None, name: str | No
         raise HubError(f"--license must be a license id such as {DEFAULT_LICENSE!r} (no spaces), got {license!r}")
     name = (name or release.get("name") or DEFAULT_NAME).strip()
     license = (license or release.get("license") or DEFAULT_LICENSE).strip()
-    if hub_dir.exists() and (not hub_dir.is_dir() or (any(hub_dir.iterdir())
-                                                       and not (hub_dir / INDEX_FILE).is_file())):
-        raise GripError(f"{hub_dir} exists and is not an earlier grip export; choose an empty or new folder")
-    if hub_dir.resolve() == out_dir.resolve() or out_dir.resolve() in hub_dir.resolve().parents:
-        raise GripError(f"--to {hub_dir} lies inside the build folder {out_dir}; choose a folder outside it")
-    tmp = hub_dir.with_name(f".tmp-{hub_dir.name}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    for st in stores:
+        check_rows(st)
+    # Unique names beside the target (same filesystem, so the renames are atomic); never a fixed name, which
+    # could be someone's folder.
+    parent, base = _parent_and_name(hub_dir)
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = _make_temp_dir(parent, f".tmp-{base}-")
+    old = None
     try:
         domains = {}
         for st in stores:
@@ -344,7 +382,8 @@ def export(out_dir: Path, hub_dir: Path, core: int | None = None, name: str | No
 
             def grains(a, b, st=st, keys=grain_keys):
                 for r, s in keys[a:b]:
-                    yield hub_row(r, _read_png(st, grain_rel(r["id"], s), None), core, sigma=s)
+                    yield hub_row(r, _read_png(st, grain_rel(r["id"], s), r["grain_sha256"][str(s)]), core,
+                                  sigma=s)
             splits = {SPLIT: _write_split(tmp, st.domain, SPLIT, items, img_sizes)}
             if grain_keys:
                 splits[GRAIN_SPLIT] = _write_split(tmp, st.domain, GRAIN_SPLIT, grains, grain_sizes)
@@ -367,16 +406,58 @@ def export(out_dir: Path, hub_dir: Path, core: int | None = None, name: str | No
         card = dataset_card(index, stores)
         (tmp / "README.md").write_text(card, encoding="utf-8")
         (tmp / INDEX_FILE).write_text(json.dumps(index, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        old = hub_dir.with_name(f".old-{hub_dir.name}")
-        shutil.rmtree(old, ignore_errors=True)
-        if hub_dir.exists():
-            os.replace(hub_dir, old)
+        if check_target_folder(hub_dir, "--to", "export"):  # again: it may have changed during the export
+            old = _make_temp_dir(parent, f".old-{base}-")
+            os.replace(hub_dir, old / base)
         os.replace(tmp, hub_dir)
-        shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None and (old / base).exists() and not os.path.lexists(hub_dir):
+            os.replace(old / base, hub_dir)  # the earlier export back where it was
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
         raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
     return ExportResult(hub_dir, index, card)
+
+
+def _parent_and_name(path: Path) -> tuple[Path, str]:
+    """The folder holding `path` and its name, without following links (`path` may be relative, even `.`)."""
+    full = Path(os.path.abspath(path))
+    return full.parent, full.name
+
+
+def _is_regular_file(p: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(p).st_mode)
+    except OSError:
+        return False
+
+
+def check_target_folder(path: Path, what: str, kind: str) -> bool:
+    """A folder grip writes whole (`--to` of export, `--out` of download) must be a new path, an empty folder or
+    an earlier grip {kind} (a real folder holding a grip-export.json); a symbolic link is never followed nor
+    replaced, and a file, device or fifo is never replaced by a folder. True when the folder exists."""
+    path = Path(path)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    except OSError as e:
+        raise HubError(f"{what} {path}: {e.strerror or e}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise HubError(f"{what} {path} is a symbolic link; give the folder itself or a new path (a link is never "
+                       f"followed or replaced)")
+    if not stat.S_ISDIR(st.st_mode):
+        raise HubError(f"{what} {path} exists and is not a folder; choose an empty or new folder")
+    try:
+        occupied = any(path.iterdir())
+    except OSError as e:
+        raise HubError(f"{what} {path}: {e.strerror or e}") from None
+    if occupied and not _is_regular_file(path / INDEX_FILE):
+        raise HubError(f"{path} exists and is not an earlier grip {kind}; choose an empty or new folder")
+    return True
 
 
 def _export_provenance() -> dict:
@@ -657,21 +738,45 @@ def _file_sha256(p: Path) -> str:
     return h.hexdigest()
 
 
+def check_shard_rows(p: Path, sh: dict, bad: str, shown: Path | None = None) -> None:
+    """The rows inside one shard: as many as the index says, and every row's image bytes (item or grain copy)
+    hash to the row's own `image_sha256`. A shard rewritten together with its index entry passes the file-level
+    checks; only this catches it. Reads one row group at a time. `shown` is the path the error names."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    shown = p if shown is None else shown
+    try:
+        f = pq.ParquetFile(p)
+        if f.metadata.num_rows != sh["rows"]:
+            raise HubError(f"{shown}: holds {f.metadata.num_rows} rows, {INDEX_FILE} says {sh['rows']}; {bad}")
+        for batch in f.iter_batches(batch_size=256, columns=["id", "image", "image_sha256"]):
+            images = batch.column("image").field("bytes").to_pylist()
+            for rid, data, want in zip(batch.column("id").to_pylist(), images,
+                                       batch.column("image_sha256").to_pylist()):
+                if data is None or sha256_bytes(data) != want:
+                    raise HubError(f"{shown}: row {rid}: image bytes differ from its image_sha256; {bad}")
+    except (pa.ArrowException, OSError, KeyError, ValueError, TypeError, AttributeError) as e:
+        raise HubError(f"{shown}: not a readable grip shard ({_first(e)}); {bad}") from None
+
+
+def _shards(index: dict, domains: list[str] | None = None) -> list[dict]:
+    return [sh for d, info in index["domains"].items() if domains is None or d in domains
+            for s in info["splits"].values() for sh in s["shards"]]
+
+
 def check_export(hub_dir: Path, hash_files: bool = False, domains: list[str] | None = None,
-                 bad_hash: str = "the copy is corrupt") -> dict:
-    """Every shard the index lists is there with its size (and sha256 when `hash_files`; `bad_hash` ends the
-    error)."""
+                 bad_hash: str = "the copy is corrupt", rows: bool = False) -> dict:
+    """Every shard the index lists is there with its size (and sha256 when `hash_files`, and every row's image
+    against its `image_sha256` when `rows`; `bad_hash` ends the error)."""
     index = read_index(hub_dir)
-    for d, info in index["domains"].items():
-        if domains is not None and d not in domains:
-            continue
-        for s in info["splits"].values():
-            for sh in s["shards"]:
-                p = Path(hub_dir) / sh["path"]
-                if not p.is_file() or p.stat().st_size != sh["bytes"]:
-                    raise HubError(f"{p}: missing or not the size {INDEX_FILE} records; export again")
-                if hash_files and _file_sha256(p) != sh["sha256"]:
-                    raise HubError(f"{p}: sha256 differs from {INDEX_FILE}; {bad_hash}")
+    for sh in _shards(index, domains):
+        p = Path(hub_dir) / sh["path"]
+        if not _is_regular_file(p) or p.stat().st_size != sh["bytes"]:
+            raise HubError(f"{p}: missing or not the size {INDEX_FILE} records; export again")
+        if hash_files and _file_sha256(p) != sh["sha256"]:
+            raise HubError(f"{p}: sha256 differs from {INDEX_FILE}; {bad_hash}")
+        if rows:
+            check_shard_rows(p, sh, bad_hash)
     return index
 
 
@@ -784,7 +889,8 @@ def push(hub_dir: Path, repo: str, private: bool = False, revision: str | None =
          token: str | None = None) -> PushResult:
     """Upload an export in one commit to the `main` branch of dataset `repo`, then tag it `revision` if given.
     The index structure and shard sizes are checked first (no request), then the token (whoami), then every
-    shard's sha256 (before the repo is created or anything uploaded), then repo access and the tag."""
+    shard's sha256 and every row's image hash (before the repo is created or anything uploaded), then repo access
+    and the tag."""
     _check_repo_id(repo)
     index = check_export(hub_dir)
     if revision is not None and (not revision or revision.strip() != revision or " " in revision):
@@ -794,11 +900,10 @@ def push(hub_dir: Path, repo: str, private: bool = False, revision: str | None =
     token = _token(token)
     api = HfApi(token=token)
     me = check_identity(api, repo, token)
-    index = check_export(hub_dir, hash_files=True,
+    index = check_export(hub_dir, hash_files=True, rows=True,
                          bad_hash="it changed after the export: export again (nothing was uploaded)")
     ensure_repo(api, repo, token, private, me)
-    shards = [sh["path"] for info in index["domains"].values() for s in info["splits"].values()
-              for sh in s["shards"]]
+    shards = [sh["path"] for sh in _shards(index)]
     try:
         if revision is not None and api.revision_exists(repo, revision, repo_type="dataset", token=token):
             raise HubError(f"revision {revision!r} already exists in {repo}; a release tag never moves "
@@ -825,11 +930,14 @@ def push(hub_dir: Path, repo: str, private: bool = False, revision: str | None =
 
 def download(repo: str, domain: str | None = None, revision: str | None = None, out: Path | None = None,
              token: str | None = None) -> tuple[Path, dict]:
-    """Fetch an export (or one domain of it) into `out` and check every fetched shard against the index."""
+    """Fetch an export (or one domain of it) into `out`. Shards already there that match the index are kept; the
+    others are fetched into a temp folder, checked (size, sha256, every row's image hash) and only then renamed
+    into place, so `out` never holds a corrupt shard, not even after a failed download."""
     _check_repo_id(repo)
+    if out is not None and not str(out).strip():
+        raise HubError("--out is empty; give a folder")
     out = Path(out) if out is not None else Path(repo.split("/")[1])
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / INDEX_FILE).is_file())):
-        raise HubError(f"{out} exists and is not an earlier grip download; choose an empty or new folder")
+    check_target_folder(out, "--out", "download")
     where = f"{repo}" + (f"@{revision}" if revision else "")
     with _quiet_hub_logs():
         return _download(repo, domain, revision, out, token, where)
@@ -841,15 +949,17 @@ def _download(repo: str, domain: str | None, revision: str | None, out: Path, to
     from huggingface_hub.errors import (EntryNotFoundError, LocalEntryNotFoundError, OfflineModeIsEnabled,
                                         RepositoryNotFoundError, RevisionNotFoundError)
     HfHubHTTPError, TransportError = _http_errors()
+
+    def fetch(dest: Path, paths: list[str]) -> None:
+        snapshot_download(repo, repo_type="dataset", revision=revision, local_dir=dest, allow_patterns=paths,
+                          token=token)
     try:
         # The index goes to the cache first, so a wrong repo, revision or domain leaves no folder behind.
         index = read_index_file(hf_hub_download(repo, INDEX_FILE, repo_type="dataset", revision=revision,
                                                 token=token))
         if domain is not None and domain not in index["domains"]:
             raise HubError(f"{where} has no domain {domain!r}; it holds {', '.join(index['domains'])}")
-        allow = ["README.md", INDEX_FILE] + ([f"{domain}/*"] if domain else ["*/*.parquet"])
-        snapshot_download(repo, repo_type="dataset", revision=revision, local_dir=out, allow_patterns=allow,
-                          token=token)
+        _sync(out, index, None if domain is None else [domain], fetch, where)
     except (LocalEntryNotFoundError, OfflineModeIsEnabled):  # before EntryNotFoundError: it is one
         why = ("offline mode: HF_HUB_OFFLINE is set" if constants.HF_HUB_OFFLINE
                else "connection refused, no network or the server is down")
@@ -866,5 +976,87 @@ def _download(repo: str, domain: str | None, revision: str | None, out: Path, to
         raise HubError(f"download of {where} failed: {e}") from None
     except (ValueError, KeyError, TypeError, RuntimeError) as e:
         raise HubError(f"download of {where} failed: {_first(e)}") from None
-    check_export(out, hash_files=True, domains=None if domain is None else [domain])
+    check_export(out, domains=None if domain is None else [domain])
     return out, index
+
+
+SHARD_NAME = re.compile(rf"^(?:{SPLIT}|{GRAIN_SPLIT})-\d{{5}}-of-\d{{5}}\.parquet$")
+
+
+def _make_temp_dir(parent: Path, prefix: str) -> Path:
+    """A uniquely named folder in `parent`, with the permissions a plain mkdir gives (mkdtemp makes it 0700, and
+    it may become the user's folder by a rename)."""
+    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=prefix))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)
+    return tmp
+
+
+def _check_inside(out: Path, rel: str) -> Path:
+    """`out / rel`, where every folder on the way that exists is a real folder, not a link leading elsewhere, and
+    the file itself, if there, is a regular file (or a new path)."""
+    p = out
+    for part in Path(rel).parts[:-1]:
+        p = p / part
+        try:
+            mode = os.lstat(p).st_mode
+        except FileNotFoundError:
+            break
+        if not stat.S_ISDIR(mode):
+            raise HubError(f"{p} is {'a symbolic link' if stat.S_ISLNK(mode) else 'not a folder'}; an earlier "
+                           f"grip download holds real folders only (choose a new --out)")
+    return check_output_file(out / rel, "--out file")
+
+
+def _sync(out: Path, index: dict, domains: list[str] | None, fetch, where: str) -> None:
+    """Make `out` hold README.md, the index and the shards of `domains` (None: all) of `index`. `fetch(dest,
+    paths)` downloads repo paths into folder `dest`."""
+    shards = _shards(index, domains)
+    bad = f"the copy on {where} is corrupt (nothing of it was kept)"
+    existed = check_target_folder(out, "--out", "download")
+    keep = set()
+    if existed:
+        for sh in shards:
+            p = _check_inside(out, sh["path"])
+            if _is_regular_file(p) and p.stat().st_size == sh["bytes"] and _file_sha256(p) == sh["sha256"]:
+                check_shard_rows(p, sh, bad)  # the very bytes the server holds: a bad row there is a bad copy
+                keep.add(sh["path"])
+        for name in ("README.md", INDEX_FILE):
+            check_output_file(out / name, "--out file")
+    want = [sh for sh in shards if sh["path"] not in keep]
+    if existed:
+        stage = _make_temp_dir(out, ".tmp-download-")
+    else:
+        parent, base = _parent_and_name(out)
+        parent.mkdir(parents=True, exist_ok=True)
+        stage = _make_temp_dir(parent, f".tmp-{base}-")
+    try:
+        fetch(stage, ["README.md", INDEX_FILE, *(sh["path"] for sh in want)])
+        if read_index_file(stage / INDEX_FILE) != index:
+            raise HubError(f"{where} changed during the download (a push in between?); run it again")
+        for sh in want:
+            p, shown = stage / sh["path"], out / sh["path"]
+            if not _is_regular_file(p) or p.stat().st_size != sh["bytes"]:
+                raise HubError(f"{shown}: the fetched copy is missing or not the size {INDEX_FILE} records; {bad}")
+            if _file_sha256(p) != sh["sha256"]:
+                raise HubError(f"{shown}: sha256 of the fetched copy differs from {INDEX_FILE}; {bad}")
+            check_shard_rows(p, sh, bad, shown)
+        shutil.rmtree(stage / ".cache", ignore_errors=True)  # huggingface_hub's download records
+        if not existed:
+            os.replace(stage, out)  # all or nothing
+            return
+        for sh in want:
+            target = _check_inside(out, sh["path"])
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(stage / sh["path"], target)
+        listed = {sh["path"] for sh in shards}
+        for d in {sh["path"].split("/")[0] for sh in shards}:  # shards of another revision of the same config
+            for f in (out / d).iterdir():
+                if SHARD_NAME.match(f.name) and f"{d}/{f.name}" not in listed and _is_regular_file(f):
+                    f.unlink()
+        for name in ("README.md", INDEX_FILE):  # the index last: it marks a finished download
+            if (stage / name).is_file():
+                os.replace(stage / name, check_output_file(out / name, "--out file"))
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)

@@ -3,8 +3,8 @@ core subset, and the build of a whole release into one item store per domain.
 
     [release]
     name = "grip-v1"          # the release name (the card's title)
-    seed = 0                  # base seed: item seeds hash (seed, domain, index)
-    n = 3000                  # items per domain (a domain table may override it)
+    seed = 0                  # base seed, 0..2**63-1: item seeds hash (seed, domain, index)
+    n = 3000                  # items per domain (a domain table may override it), at most 10,000,000
     core = 20                 # the core subset: items with index < core (also the grain subset by default)
     level = "cycle"           # "cycle" = item i at level 1 + i mod 3; or a fixed level 1..3
     grain_sigmas = [15, 25, 40]
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grip import GripError
+from grip.manifest import MAX_ITEMS, MAX_SEED
 
 RELEASE_KEYS = {"name", "seed", "n", "core", "level", "grain_sigmas", "grain_subset", "license", "description"}
 DOMAIN_KEYS = {"n", "seed", "level", "grain_subset"}
@@ -57,11 +58,13 @@ class Recipe:
                             for d in self.domains}}
 
 
-def _int(where: str, key: str, v, low: int | None = None) -> int:
+def _int(where: str, key: str, v, low: int | None = None, high: int | None = None) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise ManifestError(f"{where}: {key} must be a whole number, got {v!r}")
     if low is not None and v < low:
         raise ManifestError(f"{where}: {key} must be {'positive' if low == 1 else f'>= {low}'}, got {v}")
+    if high is not None and v > high:
+        raise ManifestError(f"{where}: {key} must be at most {high:,}, got {v:,}")
     return v
 
 
@@ -102,9 +105,9 @@ def load_recipe(path: Path) -> Recipe:
     name = rel["name"]
     if not isinstance(name, str) or not name.strip():
         raise ManifestError(f"{where}: name must be a non-empty string")
-    seed = _int(where, "seed", rel["seed"], 0)
+    seed = _int(where, "seed", rel["seed"], 0, MAX_SEED)
     core = _int(where, "core", rel.get("core", 20), 1)  # an empty core subset would leave the protocols nothing
-    n_default = _int(where, "n", rel["n"], 1) if "n" in rel else None
+    n_default = _int(where, "n", rel["n"], 1, MAX_ITEMS) if "n" in rel else None
     level = _level(where, rel.get("level", "cycle"))
     sig = rel.get("grain_sigmas", list(SIGMAS))
     if not isinstance(sig, list) or tuple(sig) != tuple(SIGMAS):
@@ -129,10 +132,10 @@ def load_recipe(path: Path) -> Recipe:
             raise ManifestError(f"{w}: unknown keys {sorted(bad)}; allowed: {sorted(DOMAIN_KEYS)}")
         if "n" not in spec and n_default is None:
             raise ManifestError(f"{w}: missing n (and [release] sets no default n)")
-        n = _int(w, "n", spec.get("n", n_default), 1)
+        n = _int(w, "n", spec.get("n", n_default), 1, MAX_ITEMS)
         if core > n:
             raise ManifestError(f"{w}: n = {n} is smaller than the core subset ({core})")
-        recipes.append(DomainRecipe(d, n, _int(w, "seed", spec.get("seed", seed), 0),
+        recipes.append(DomainRecipe(d, n, _int(w, "seed", spec.get("seed", seed), 0, MAX_SEED),
                                     _level(w, spec["level"]) if "level" in spec else level,
                                     min(_int(w, "grain_subset", spec.get("grain_subset", grain_default), 0), n)))
     return Recipe(path.name, hashlib.sha256(raw).hexdigest(), name.strip(), core, tuple(SIGMAS), license,
@@ -149,9 +152,10 @@ class ReleaseResult:
 def build_release(path: Path, out: Path, workers: int = 1, progress: bool = False, on_domain=None) -> ReleaseResult:
     """Build every domain of a recipe into `out/<domain>/` (resuming like `grip build`), then write
     `out/release.json` (the recipe as built; no times, so a rebuild writes the same bytes)."""
-    from grip.builder import build, check_writable
+    from grip.builder import build, check_workers, check_writable
     from grip.manifest import atomic_write_json
     recipe = load_recipe(path)
+    check_workers(workers)
     out = Path(out)
     check_writable(out)
     prior = out / "release.json"

@@ -5,11 +5,39 @@ import cairo
 import numpy as np
 from PIL import Image
 
+from grip import GripError
 from grip.renderers.canvas import encode_png
 from grip.renderers.text import FONT_FAMILY, check_font
 
 LINE_PX = 17
 FONT_PX = 13
+TEXT_H = LINE_PX * 8
+PAD = 12
+# The sheet is one image in memory (4 bytes a pixel, twice over while it is encoded): bounds that keep it to about
+# a gigabyte at worst.
+MAX_ITEMS = 400
+CELL_PX = (32, 2048)
+MAX_COLS = 64
+MAX_SIDE_PX = 16384
+
+
+def sheet_size(n: int, cell: int, cols: int) -> tuple[int, int]:
+    """Width and height in px of a sheet of n items."""
+    rows = (n + cols - 1) // cols
+    return cols * (cell + PAD) + PAD, rows * (cell + TEXT_H + PAD) + PAD
+
+
+def check_sheet_size(n: int, cell: int, cols: int) -> None:
+    if not 1 <= n <= MAX_ITEMS:
+        raise GripError(f"--n must be from 1 to {MAX_ITEMS} items for a sheet, got {n}")
+    if not CELL_PX[0] <= cell <= CELL_PX[1]:
+        raise GripError(f"--cell must be from {CELL_PX[0]} to {CELL_PX[1]} px, got {cell}")
+    if not 1 <= cols <= MAX_COLS:
+        raise GripError(f"--cols must be from 1 to {MAX_COLS}, got {cols}")
+    w, h = sheet_size(n, cell, cols)
+    if max(w, h) > MAX_SIDE_PX:
+        raise GripError(f"the sheet would be {w} x {h} px, over {MAX_SIDE_PX} px a side; use fewer --n, fewer "
+                        f"--cols or a smaller --cell")
 
 
 def _fit(text: str, ctx: cairo.Context, width: float) -> str:
@@ -22,12 +50,10 @@ def _fit(text: str, ctx: cairo.Context, width: float) -> str:
 
 def contact_sheet(items, cell: int = 384, cols: int = 3) -> bytes:
     """`items`: (caption, Generated) pairs. Returns PNG bytes."""
+    check_sheet_size(len(items), cell, cols)
     check_font()
-    rows = (len(items) + cols - 1) // cols
-    text_h = LINE_PX * 8
-    pad = 12
-    W = cols * (cell + pad) + pad
-    H = rows * (cell + text_h + pad) + pad
+    text_h, pad = TEXT_H, PAD
+    W, H = sheet_size(len(items), cell, cols)
     surf = cairo.ImageSurface(cairo.FORMAT_RGB24, W, H)
     ctx = cairo.Context(surf)
     ctx.set_source_rgb(0.97, 0.97, 0.97)

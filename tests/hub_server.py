@@ -22,7 +22,7 @@ Endpoints:
     GET  /api/datasets/{repo}/tree/{rev}[/{path}]     (?recursive=true)
     POST /api/datasets/{repo}/paths-info/{rev}
     HEAD/GET /datasets/{repo}/resolve/{rev}/{path}    (Range requests answered 206)
-Every request is logged in `server.log` as (method, path, status).
+Every request is logged in `server.log` as (method, path, status). `add_repo` serves given files without a push.
 """
 from __future__ import annotations
 
@@ -464,6 +464,21 @@ class HubServer:
     @property
     def log(self):
         return self.state.log
+
+    def add_repo(self, repo_id: str, files: dict, private: bool = False) -> Repo:
+        """A dataset repo whose `main` holds `files` ({path: bytes}; parquet files stored as LFS), as a push would
+        leave it: lets a test serve an export, or a deliberately broken one, without pushing it first."""
+        repo = Repo(repo_id, private)
+        blobs = {".gitattributes": Blob(b"*.parquet filter=lfs diff=lfs merge=lfs -text\n", False)}
+        blobs.update({p: Blob(data, p.endswith(".parquet")) for p, data in files.items()})
+        repo.branches["main"] = repo.commit(blobs)
+        self.state.repos[repo_id] = repo
+        return repo
+
+    def get_paths(self, since: int = 0) -> list[str]:
+        """The paths of the files fetched (GET .../resolve/...) since log entry `since`."""
+        return [unquote(m.group(1)) for method, p, _ in self.log[since:] if method == "GET"
+                for m in [re.search(r"/resolve/[^/]+/(.+)$", urlsplit(p).path)] if m]
 
     def start(self) -> "HubServer":
         self.thread.start()

@@ -9,7 +9,9 @@ scripted model, scripted faults, and a record of every request body it receives.
 
 Fault kinds: status (any HTTP status, optional Retry-After), hang (sleep before replying), malformed (a 200 whose
 body is not JSON), truncated (a 200 that declares the full Content-Length, sends half and closes), drop (close the
-connection without a reply).
+connection without a reply), trickle (a 200 whose headers come at once and whose body comes one byte every
+`seconds`), huge (a valid 200 chat completion padded to `size` bytes, with or without a Content-Length). A redirect is
+a status fault with a Location header: `Fault.status(307, headers=(("Location", url),))`.
 
 The `openai_server` fixture yields a started server and, at teardown, checks every request it received for
 ground-truth leaks (`check_isolation`) against every item store under the session's temp folder (plus any folder
@@ -51,6 +53,8 @@ class Fault:
     retry_after: str | None = None
     seconds: float = 0.0
     headers: tuple = ()
+    size: int = 0                   # huge: body bytes
+    declare_length: bool = True     # huge: send a Content-Length (else the body ends when the connection closes)
 
     @staticmethod
     def status(code: int, retry_after: str | None = None, headers: tuple = ()) -> Fault:
@@ -71,6 +75,14 @@ class Fault:
     @staticmethod
     def drop() -> Fault:
         return Fault("drop")
+
+    @staticmethod
+    def trickle(seconds: float = 0.25) -> Fault:
+        return Fault("trickle", seconds=seconds)
+
+    @staticmethod
+    def huge(size: int, length: bool = True) -> Fault:
+        return Fault("huge", size=size, declare_length=length)
 
 
 @dataclass
@@ -217,6 +229,41 @@ def _handler_for(server: ScriptedServer):
             self.wfile.write(body)
             self.wfile.flush()
 
+        def _trickle(self, body: bytes, every_s: float) -> None:
+            """Headers (with the full Content-Length) at once, then the body one byte every `every_s` seconds, until
+            it is all sent or the client goes away."""
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.flush()
+            for k in range(len(body)):
+                self.wfile.write(body[k:k + 1])
+                self.wfile.flush()
+                time.sleep(every_s)
+
+        def _huge(self, req: dict, size: int, declare_length: bool) -> None:
+            """A valid chat completion padded to about `size` bytes, written in 64 KiB pieces (never held whole);
+            without a Content-Length the body ends when the connection closes."""
+            head = server.completion(req, "ANSWER: 1")
+            cut = head.index(b'"ANSWER: 1"') + 1
+            pad = max(0, size - len(head))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            if declare_length:
+                self.send_header("Content-Length", str(len(head) + pad))
+            else:
+                self.send_header("Connection", "close")
+                self.close_connection = True
+            self.end_headers()
+            self.wfile.write(head[:cut])
+            piece = b" " * 65536
+            while pad > 0:
+                self.wfile.write(piece[:pad])
+                pad -= len(piece)
+            self.wfile.write(head[cut:])
+            self.wfile.flush()
+
         def do_POST(self):
             try:
                 n = int(self.headers.get("Content-Length", 0))
@@ -271,6 +318,10 @@ def _handler_for(server: ScriptedServer):
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
+                elif fault.kind == "trickle":
+                    return self._trickle(server.completion(req, server.model(req)), fault.seconds)
+                elif fault.kind == "huge":
+                    return self._huge(req, fault.size, fault.declare_length)
             reply = server.completion(req, server.model(req))
             with server._lock:
                 server.replies[digest] = reply

@@ -79,13 +79,13 @@ def test_resume_extends_without_duplicates(fake, tmp_path):
 
 
 def test_resume_after_a_cut_short_row(fake, tmp_path):
-    full = build(fake, 8, tmp_path / "full")
-    part = build(fake, 8, tmp_path / "part").domain_dir
+    full = build(fake, 8, tmp_path / "full", grain_subset=1)
+    part = build(fake, 8, tmp_path / "part", grain_subset=1).domain_dir
     items = part / "items.jsonl"
     data = items.read_bytes()
     lines = data.split(b"\n")
     items.write_bytes(b"\n".join(lines[:5]) + b"\n" + lines[5][:40])  # row 5 half written
-    res = build(fake, 8, tmp_path / "part")
+    res = build(fake, 8, tmp_path / "part", grain_subset=1)
     assert res.resumed == 5
     assert tree_bytes(part) == tree_bytes(full.domain_dir)
 
@@ -96,7 +96,7 @@ def test_resume_after_sigkill(fake, tmp_path):
               "from grip import domains\n"
               "domains.REGISTRY['fake_dots'] = ('physical', 'fakes:DOMAIN')\n"
               "from grip.builder import build\n"
-              f"build('fake_dots', 400, {str(out)!r}, grain_subset=0)\n")
+              f"build('fake_dots', 200, {str(out)!r}, grain_subset=0)\n")
     proc = subprocess.Popen([sys.executable, "-c", script])
     items = out / "fake_dots" / "items.jsonl"
     deadline = time.time() + 60
@@ -105,11 +105,11 @@ def test_resume_after_sigkill(fake, tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert items.exists()
-    build(fake, 400, out, grain_subset=0)
-    full = build(fake, 400, tmp_path / "full", grain_subset=0)
+    build(fake, 200, out, grain_subset=0)
+    full = build(fake, 200, tmp_path / "full", grain_subset=0)
     assert tree_bytes(out / "fake_dots") == tree_bytes(full.domain_dir)
     rows = load_store(out / "fake_dots")
-    assert len({r["id"] for r in rows}) == 400
+    assert len({r["id"] for r in rows}) == 200
 
 
 def test_grain_is_one_field_scaled(fake, tmp_path):

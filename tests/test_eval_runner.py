@@ -374,7 +374,8 @@ def test_progress_line_shows_live_counts(capsys, monkeypatch):
 
 def test_error_classes_documented():
     assert set(ERROR_CLASSES) == {"RateLimited", "RequestTimeout", "ServerError", "Timeout", "ConnectionError",
-                                  "MalformedResponse", "ClientError", "BadInput", "InternalError"}
+                                  "MalformedResponse", "ResponseTooLarge", "ClientError", "BadInput",
+                                  "InternalError"}
 
 
 # -- regressions: one bad reply never ends a run; bad URLs and dead servers -----------------------------------------

@@ -35,7 +35,7 @@ def eval_group():
 @click.option("--model", required=True, help="Model name at the endpoint, or `random` (built-in, offline).")
 @click.option("--base-url", default=None, help="OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1).")
 @click.option("--api-key-env", default=None, help="Name of the environment variable holding the API key.")
-@click.option("--concurrency", type=int, default=16, show_default=True)
+@click.option("--concurrency", type=int, default=16, show_default=True, help="Requests in flight at once (1-512).")
 @click.option("--max-tokens", type=int, default=1024, show_default=True)
 @click.option("--temperature", type=float, default=0.0, show_default=True)
 @click.option("--top-p", type=float, default=1.0, show_default=True)
@@ -43,7 +43,10 @@ def eval_group():
 @click.option("--no-seed", is_flag=True, help="Send no seed (servers that reject the field).")
 @click.option("--extra", "extra_json", default=None, metavar="JSON",
               help='Provider sampling fields passed through verbatim and recorded, e.g. \'{"top_k": 20}\'.')
-@click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True, help="Per request, seconds.")
+@click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
+              help="Seconds per attempt, from connecting to the reply's last byte (at most 900).")
+@click.option("--max-response-bytes", type=int, default=None,
+              help="Longest reply body read (default 4 MiB); a longer one is that request's typed failure.")
 @click.option("--subset", default="core", show_default=True, help="core (items 0-19 per domain) or all.")
 @click.option("--domain", "domains", multiple=True, help="Only these domains (repeatable; default: all in store).")
 @click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_STORE,
@@ -53,7 +56,7 @@ def eval_group():
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @friendly
 def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, max_tokens, temperature, top_p, seed,
-            no_seed, extra_json, timeout_s, subset, domains, store_path, readability, quiet):
+            no_seed, extra_json, timeout_s, max_response_bytes, subset, domains, store_path, readability, quiet):
     """Send an experiment's requests to a model and store the responses (resumes: done keys are skipped)."""
     import os
 
@@ -62,11 +65,10 @@ def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, ma
         _fail(f"unknown experiment {experiment!r}; choose one of {', '.join(X.EXPERIMENTS)}")
     if subset not in ("core", "all"):
         _fail(f"--subset must be core or all, got {subset!r}")
-    for name, v in (("concurrency", concurrency), ("max-tokens", max_tokens), ("timeout", timeout_s)):
-        if v <= 0:
-            _fail(f"--{name} must be positive, got {v}")
-    if temperature < 0:
-        _fail(f"--temperature must be >= 0, got {temperature}")
+    from grip.eval.runner import DEFAULT_MAX_RESPONSE_BYTES, Endpoint, Sampling, check_base_url, check_limit, run_jobs
+    check_limit("concurrency", concurrency, "--concurrency")
+    if not temperature >= 0:   # NaN too
+        _fail(f"--temperature must be a number >= 0, got {temperature}")
     if not 0 < top_p <= 1:
         _fail(f"--top-p must be in (0, 1], got {top_p}")
     extra = {}
@@ -78,7 +80,6 @@ def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, ma
             _fail(f"--extra must be a JSON object, e.g. '{{\"top_k\": 20}}' ({e.msg})")
         if not isinstance(extra, dict):
             _fail("--extra must be a JSON object, e.g. '{\"top_k\": 20}'")
-    from grip.eval.runner import Endpoint, Sampling, check_base_url, run_jobs
     sampling = Sampling(temperature=temperature, max_tokens=max_tokens, top_p=top_p,
                         seed=None if no_seed else seed, extra=extra)
     sampling.fields()   # a clash between --extra and the named fields is an error before anything runs
@@ -91,18 +92,24 @@ def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, ma
         check_base_url(base_url)   # before any planning: a bad URL would fail every request after its retries
     if api_key_env is not None and not os.environ.get(api_key_env):
         _fail(f"--api-key-env {api_key_env}: that environment variable is not set or empty")
-    plan = X.plan(experiment, items_dir, subset=subset, domains=list(domains) or None, readability=readability)
-    if not plan.requests:
-        _fail(f"{items_dir}: nothing to evaluate for {experiment} (no items selected)")
+    # Validates --timeout and --max-response-bytes (finite, within sane bounds) before anything is planned.
+    endpoint = Endpoint(model=model, base_url=None if offline else base_url, api_key_env=api_key_env,
+                        timeout_s=timeout_s,
+                        max_response_bytes=DEFAULT_MAX_RESPONSE_BYTES if max_response_bytes is None
+                        else max_response_bytes)
     from grip.eval.store import ResponseStore
-    jobs = X.jobs(plan)
     store = ResponseStore(store_path)   # creates its folder; a store it cannot write is a one-line error
-    click.echo(plan.describe(), err=True)
     try:
-        endpoint = Endpoint(model=model, base_url=None if offline else base_url, api_key_env=api_key_env,
-                            timeout_s=timeout_s)
-        summary = run_jobs(jobs, endpoint, sampling, store, concurrency=concurrency,
-                           progress=not quiet and sys.stderr.isatty())
+        # Locked before planning, so a second run into a busy store says so at once (one line, exit 2).
+        with store.lock():
+            plan = X.plan(experiment, items_dir, subset=subset, domains=list(domains) or None,
+                          readability=readability)
+            if not plan.requests:
+                _fail(f"{items_dir}: nothing to evaluate for {experiment} (no items selected)")
+            jobs = X.jobs(plan)
+            click.echo(plan.describe(), err=True)
+            summary = run_jobs(jobs, endpoint, sampling, store, concurrency=concurrency,
+                               progress=not quiet and sys.stderr.isatty())
     finally:
         close = getattr(store, "close", None)
         if close:
@@ -138,18 +145,24 @@ def _run_failed(summary) -> str | None:
 @click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_STORE,
               show_default=True)
 @click.option("--items", "items_dir", required=True, type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=Path("runs") / "scored.jsonl",
+@click.option("--out", type=click.Path(dir_okay=False), default=str(Path("runs") / "scored.jsonl"),
               show_default=True)
 @click.option("--experiment", default=None, help="Only this experiment (default: every one in the store).")
 @friendly
 def score_cmd(store_path, items_dir, out, experiment):
     """Score every stored response against the item store's answer key (offline, deterministic)."""
-    from grip.eval.scoring import counts, score_rows, write_scored
+    import os
+
+    from grip.eval.scoring import counts, score_rows, stored_responses, write_scored
     from grip.eval.store import ResponseStore
+    from grip.manifest import check_output_file
+    out = check_output_file(out, "--out")
+    if out.exists() and Path(store_path).exists() and os.path.samefile(out, store_path):
+        _fail(f"--out {out} is the response store itself; give another file for the scored rows")
     # Read-only (SQLite mode=ro): scoring writes nothing to the store, so a read-only store file or folder works.
     store = ResponseStore(store_path, readonly=True)
     try:
-        rows = score_rows(store.rows(experiment=experiment), items_dir)
+        rows = score_rows(stored_responses(store, experiment), items_dir)
     finally:
         store.close()
     if not rows:
@@ -159,23 +172,32 @@ def score_cmd(store_path, items_dir, out, experiment):
     click.echo(f"{out}: {len(rows)} responses scored: " + ", ".join(f"{v} {k}" for k, v in c.items()))
 
 
+def _check_seed(seed: int, what: str = "--seed") -> None:
+    from grip.manifest import MAX_SEED
+    if not 0 <= seed <= MAX_SEED:
+        _fail(f"{what} must be a whole number from 0 to {MAX_SEED}, got {seed}")
+
+
 @eval_group.command("report")
 @click.option("--scored", "scored_path", type=click.Path(dir_okay=False, path_type=Path),
               default=Path("runs") / "scored.jsonl", show_default=True)
 @click.option("--items", "items_dir", required=True, type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("runs") / "report",
-              show_default=True)
-@click.option("--resamples", type=int, default=10_000, show_default=True, help="Bootstrap resamples.")
+@click.option("--out", type=click.Path(file_okay=False), default=str(Path("runs") / "report"), show_default=True)
+@click.option("--resamples", type=int, default=10_000, show_default=True,
+              help="Bootstrap resamples, 100 to 100,000.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 @click.option("--readability", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="E2 readability labels (default: manifests/readability.toml).")
 @friendly
 def report_cmd(scored_path, items_dir, out, resamples, seed, readability):
     """Tables (report.md, stats.json) and figures from scored rows."""
-    if resamples < 0:
-        _fail(f"--resamples must be >= 0, got {resamples}")
-    from grip.eval.report import write_report
+    from grip.eval.stats import RESAMPLES_MAX, RESAMPLES_MIN
+    if not RESAMPLES_MIN <= resamples <= RESAMPLES_MAX:
+        _fail(f"--resamples must be from {RESAMPLES_MIN} to {RESAMPLES_MAX:,}, got {resamples}")
+    _check_seed(seed)
+    from grip.eval.report import check_report_dir, write_report
     from grip.eval.scoring import read_scored
+    out = check_report_dir(out, "--out")
     rows = read_scored(scored_path)
     if not rows:
         _fail(f"{scored_path}: no scored rows")
@@ -187,16 +209,17 @@ def report_cmd(scored_path, items_dir, out, resamples, seed, readability):
 @click.argument("domain")
 @click.option("--index", type=int, default=0, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Release seed (as in grip build).")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="PNG path (default: <domain>_<index>_strip.png).")
 @friendly
 def strips(domain, index, seed, out):
     """One scene at grain sigma 0/15/25/40 side by side, for the E2 readability labels."""
-    if index < 0:
-        _fail(f"--index must be >= 0, got {index}")
+    from grip.manifest import MAX_ITEMS, atomic_write_bytes, check_output_file
+    if not 0 <= index < MAX_ITEMS:
+        _fail(f"--index must be from 0 to {MAX_ITEMS - 1:,}, got {index}")
+    _check_seed(seed)
+    out = check_output_file(Path(f"{domain}_{index:06d}_strip.png") if out is None else out, "--out")
     from grip.eval.experiments import E2_SIGMAS, strip_png
-    from grip.manifest import atomic_write_bytes
-    out = out or Path(f"{domain}_{index:06d}_strip.png")
     atomic_write_bytes(out, strip_png(domain, index, seed))
     click.echo(f"{out}: {domain} item {index} at sigma {'/'.join(map(str, E2_SIGMAS))}; record readable/unreadable "
                f"per sigma in manifests/readability.toml")

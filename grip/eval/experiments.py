@@ -6,6 +6,10 @@ unlabelled domain x sigma halts E2, an unreadable one is left out and listed in 
 
 The core subset is items with index 0..CORE_SIZE-1 of each domain: the items the builder gives grain copies by
 default. Nothing here reads an answer; the runner sees a `PublicItem` only.
+
+Every image a plan names is checked against the sha256 items.jsonl records for it (the row's `sha256`, and for a
+grain copy `grain_sha256[str(sigma)]`; a store from before grain hashes has none to check), so a changed or corrupt
+PNG halts the plan; the runner checks the bytes against the same hash again right before sending them.
 """
 from __future__ import annotations
 
@@ -204,7 +208,19 @@ def _image(domain_dir: Path, row: dict, sigma: int) -> tuple[Path, str]:
     if not path.is_file():
         raise ExperimentError(f"{path}: no grain copy at sigma {sigma} for {row['id']}; E2 needs grain copies of "
                               f"every selected item (build with a larger --grain-subset, or use --subset core)")
-    return path, _sha256_file(path)
+    sha = _sha256_file(path)
+    recorded = row.get("grain_sha256")
+    if recorded is None:   # a store built before grain hashes were recorded: nothing to check against
+        return path, sha
+    want = recorded.get(str(sigma)) if isinstance(recorded, dict) else None
+    if want is None:
+        raise ExperimentError(f"{path}: items.jsonl records no sha256 for this grain copy of {row['id']} "
+                              f"(grain_sha256 has {sorted(recorded) if isinstance(recorded, dict) else recorded!r}); "
+                              f"the item store is corrupt")
+    if sha != want:
+        raise ExperimentError(f"{path}: bytes differ from the grain sha256 in items.jsonl ({sha[:12]} != "
+                              f"{str(want)[:12]}); the item store is corrupt")
+    return path, sha
 
 
 def plan(experiment: str, items_dir: Path, subset: str = "core", domains=None,

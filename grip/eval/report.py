@@ -2,13 +2,41 @@
 scored rows and the item store (the answer key, for baselines)."""
 from __future__ import annotations
 
+import io
 import json
+import os
+import stat
 from pathlib import Path
 
 from grip.eval import stats as S
 from grip.eval.experiments import E2_SIGMAS, condition_name, load_readability
 
 FIGURES = ("accuracy_by_rung.png", "family_heatmap.png", "grain_deltas.png")
+OUTPUTS = ("stats.json", "report.md") + FIGURES
+
+
+def check_report_dir(out, what: str = "--out") -> Path:
+    """The report folder must be a folder or a new path, not a symbolic link or a file, and none of the files the
+    report writes there may be anything but a regular file or a new path (see `grip.manifest.check_output_file`).
+    Checked before any work, so a bad `--out` is a one-line error at once."""
+    from grip import GripError
+    from grip.manifest import check_output_file
+    if out is None or str(out).strip() == "":
+        raise GripError(f"{what} is empty; give a folder path")
+    out = Path(out)
+    try:
+        st = os.lstat(out)
+    except FileNotFoundError:
+        return out
+    except OSError as e:
+        raise GripError(f"{what} {out}: {e.strerror or e}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise GripError(f"{what} {out} is a symbolic link; give a folder or a new path")
+    if not stat.S_ISDIR(st.st_mode):
+        raise GripError(f"{what} {out} is not a folder; the report is a folder (report.md, stats.json, figures)")
+    for name in OUTPUTS:
+        check_output_file(out / name, what)
+    return out
 
 
 def _md(s) -> str:
@@ -62,7 +90,7 @@ def write_report(scored: list[dict], items_dir: Path, out_dir: Path, resamples: 
                  readability: Path | None = None) -> Path:
     from grip.eval.scoring import AnswerKey
     from grip.manifest import atomic_write_bytes
-    out_dir = Path(out_dir)
+    out_dir = check_report_dir(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     scored, excluded, gate = e2_exclusions(scored, readability)
     st = S.compute(scored, AnswerKey(items_dir), resamples=resamples, seed=seed)
@@ -144,6 +172,15 @@ def _markdown(st: dict, figs: list[str]) -> str:
 
 # --- figures -----------------------------------------------------------------------------------------------
 
+def _save(fig, path: Path) -> None:
+    """PNG bytes rendered in memory, then written atomically: savefig on the path itself would write through a
+    symbolic link or into a device."""
+    from grip.manifest import atomic_write_bytes
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    atomic_write_bytes(path, buf.getvalue())
+
+
 def _figures(st: dict, out: Path) -> list[str]:
     import matplotlib
     matplotlib.use("Agg", force=True)
@@ -176,7 +213,7 @@ def _figures(st: dict, out: Path) -> list[str]:
         axes[0][-1].legend(fontsize=8, loc="best")
         fig.suptitle("E1: accuracy by rung")
         fig.tight_layout()
-        fig.savefig(out / "accuracy_by_rung.png", dpi=110)
+        _save(fig, out / "accuracy_by_rung.png")
         plt.close(fig)
         made.append("accuracy_by_rung.png")
 
@@ -196,7 +233,7 @@ def _figures(st: dict, out: Path) -> list[str]:
         fig.colorbar(im, ax=ax, label="adjusted accuracy, rungs 1-5")
         ax.set_title("E1: family x model")
         fig.tight_layout()
-        fig.savefig(out / "family_heatmap.png", dpi=110)
+        _save(fig, out / "family_heatmap.png")
         plt.close(fig)
         made.append("family_heatmap.png")
     e2 = st["experiments"].get("e2")
@@ -225,7 +262,7 @@ def _figures(st: dict, out: Path) -> list[str]:
         axes[0][-1].legend(fontsize=8, loc="best")
         fig.suptitle("E2: grain deltas (paired within image, 95% CI)")
         fig.tight_layout()
-        fig.savefig(out / "grain_deltas.png", dpi=110)
+        _save(fig, out / "grain_deltas.png")
         plt.close(fig)
         made.append("grain_deltas.png")
     return made

@@ -6,20 +6,29 @@ concurrency (a fixed pool of worker tasks). PNG bytes go out unchanged as data U
 bytes the item store hashed and carry no metadata chunk. Every sampling field is sent explicitly and recorded.
 A failure is a typed record (status "failed", error class, HTTP status, attempts, elapsed), never an answer.
 
-Error classes: RateLimited (429), RequestTimeout (408), ServerError (5xx), Timeout (no reply within the client
-timeout), ConnectionError (refused, reset, dropped, body cut short by the peer), MalformedResponse (a 2xx whose body
-is not a chat completion: not JSON, truncated JSON, no choices), ClientError (any other 4xx) and BadInput (the image
-is missing, changed since the build or carries metadata; nothing is sent) and InternalError (anything else that
-went wrong while handling one request or its reply: a bug or an unstorable record; the raw body is kept when there
-is one). All but ClientError, BadInput and InternalError are retried. MalformedResponse is retried because on a 2xx a body that does not parse is overwhelmingly a transport or
-gateway fault (a proxy cutting the stream, an overloaded server), not the model's answer; the attempt cap bounds the
-cost when a server is broken for good, and the last body is kept verbatim in the failure record.
+Error classes: RateLimited (429), RequestTimeout (408), ServerError (5xx), Timeout (no complete reply within the
+attempt's deadline), ConnectionError (refused, reset, dropped, body cut short by the peer), MalformedResponse (a 2xx
+whose body is not a chat completion: not JSON, truncated JSON, no choices), ResponseTooLarge (a body over
+`Endpoint.max_response_bytes`: reading stops at the cap, nothing of it is kept), ClientError (any other 4xx, and a
+3xx: redirects are never followed, so a request never goes to another origin), BadInput (the image is missing,
+changed since the build or carries metadata; nothing is sent) and InternalError (anything else that went wrong
+while handling one request or its reply: a bug or an unstorable record; the raw body is kept when there is one).
+All but ResponseTooLarge, ClientError, BadInput and InternalError are retried. MalformedResponse is retried because
+on a 2xx a body that does not parse is overwhelmingly a transport or gateway fault (a proxy cutting the stream, an
+overloaded server), not the model's answer; the attempt cap bounds the cost when a server is broken for good, and
+the last body is kept verbatim in the failure record.
+
+Deadlines are real: each attempt, from connecting to the last byte of the body, must end within `timeout_s` and
+within what is left of the request's `max_total_s` (httpx's own timeouts apply per socket operation, so a server
+trickling a byte at a time would never trip them).
 
 No single request can end a run: whatever goes wrong while handling one request becomes that key's typed failure.
-Only a store that cannot be written stops the run (with a one-line error). When the first `stop_after_unreachable`
-requests to finish all failed to connect at all (every attempt refused or timed out while connecting) and nothing
-in the run has reached the server, the run stops taking new requests: the failures are stored, the rest are not
-sent (`RunSummary.not_sent`, `RunSummary.stopped`), and a rerun sends them.
+Only a store that cannot be written stops the run (with a one-line error). A server that cannot be reached at all
+stops the run early: until something in the run has reached the server, a request whose attempts all failed to
+connect (refused, or timed out while connecting) is tried `UNREACHABLE_ATTEMPTS` times, not `max_attempts`, and once
+the first `stop_after_unreachable` requests to finish all failed that way the run stops taking new requests (keys
+waiting for a retry give up at once): the failures are stored, the rest are not sent (`RunSummary.not_sent`,
+`RunSummary.stopped`), and a rerun sends them.
 
 `Endpoint(model="random", base_url=None)` is a built-in offline model: it answers a random value of the type the
 instruction asks for, seeded by the request key, and never sees anything but the PublicItem.
@@ -27,6 +36,8 @@ instruction asks for, seeded by the request key, and never sees anything but the
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import email.utils
 import json
 import math
@@ -50,7 +61,9 @@ from grip.eval.prompts import (
 from grip.eval.store import ResponseStore, request_key
 
 __all__ = [
+    "DEFAULT_MAX_RESPONSE_BYTES",
     "ERROR_CLASSES",
+    "LIMITS",
     "RANDOM_MODEL",
     "Endpoint",
     "Job",
@@ -58,6 +71,7 @@ __all__ = [
     "RunSummary",
     "Sampling",
     "check_base_url",
+    "check_limit",
     "job_key",
     "keyed_request",
     "parse_retry_after",
@@ -68,11 +82,39 @@ __all__ = [
 
 RANDOM_MODEL = "random"
 ERROR_CLASSES = ("RateLimited", "RequestTimeout", "ServerError", "Timeout", "ConnectionError", "MalformedResponse",
-                 "ClientError", "BadInput", "InternalError")
+                 "ResponseTooLarge", "ClientError", "BadInput", "InternalError")
 RETRYABLE = frozenset({"RateLimited", "RequestTimeout", "ServerError", "Timeout", "ConnectionError",
                        "MalformedResponse"})
 _RESERVED = frozenset({"model", "messages", "stream", "n"})
 STOP_AFTER_UNREACHABLE = 4   # default: stop a run whose first 4 finished requests never connected
+UNREACHABLE_ATTEMPTS = 2     # attempts per request while nothing in the run has reached the server
+DEFAULT_MAX_RESPONSE_BYTES = 4 << 20   # a chat completion is a few kB; 4 MiB leaves room for long reasoning
+
+# Sane bounds for the settings a user gives (CLI and API alike): values past them exhaust memory, file handles or
+# patience long before they could be useful.
+LIMITS = {
+    "timeout_s": (0.0, 900.0),                  # exclusive low, inclusive high; past 900 s the total cap rules
+    "max_total_s": (0.0, 24 * 3600.0),
+    "concurrency": (1, 512),                    # each worker may hold a connection (a file handle)
+    "max_tokens": (1, 1 << 20),
+    "max_response_bytes": (1024, 256 << 20),    # SQLite refuses rows near 1 GB; a body is held in memory once
+    "max_attempts": (1, 100),
+    "seed": (-(1 << 63), (1 << 63) - 1),        # what a provider's 64-bit seed field can hold
+}
+
+
+def check_limit(name: str, value, option: str):
+    """`value` when it lies within LIMITS[name] (whole numbers, inclusive; seconds: finite, above the low bound, at
+    most the high one), a one-line GripError naming `option` otherwise."""
+    lo, hi = LIMITS[name]
+    if isinstance(lo, float):
+        if (not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value)
+                or not lo < value <= hi):
+            raise GripError(f"{option} must be a number of seconds above {lo:g} and at most {hi:g}, got {value!r}")
+        return float(value)
+    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+        raise GripError(f"{option} must be a whole number from {lo} to {hi}, got {value!r}")
+    return value
 
 
 @dataclass
@@ -87,12 +129,11 @@ class Sampling:
         if not (isinstance(self.temperature, (int, float)) and math.isfinite(self.temperature)
                 and self.temperature >= 0):
             raise GripError(f"--temperature must be a number >= 0, got {self.temperature!r}")
-        if not isinstance(self.max_tokens, int) or isinstance(self.max_tokens, bool) or self.max_tokens < 1:
-            raise GripError(f"--max-tokens must be a positive whole number, got {self.max_tokens!r}")
+        check_limit("max_tokens", self.max_tokens, "--max-tokens")
         if not (isinstance(self.top_p, (int, float)) and 0 < self.top_p <= 1):
-            raise GripError(f"top_p must be in (0, 1], got {self.top_p!r}")
-        if self.seed is not None and (not isinstance(self.seed, int) or isinstance(self.seed, bool)):
-            raise GripError(f"seed must be a whole number or None, got {self.seed!r}")
+            raise GripError(f"--top-p must be in (0, 1], got {self.top_p!r}")
+        if self.seed is not None:
+            check_limit("seed", self.seed, "--seed")
         if not isinstance(self.extra, dict):
             raise GripError("extra sampling fields must be a mapping")
         clash = sorted(_RESERVED & set(self.extra))
@@ -118,11 +159,18 @@ class Endpoint:
     model: str
     base_url: str | None
     api_key_env: str | None = None     # name of the environment variable holding the key; None sends "EMPTY"
-    timeout_s: float = 120.0           # per attempt
+    timeout_s: float = 120.0           # per attempt, connecting to the body's last byte
     max_attempts: int = 6
     max_total_s: float = 900.0         # per request, all attempts and waits together
     backoff_base_s: float = 1.0
     backoff_max_s: float = 60.0
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES   # a longer body is the key's ResponseTooLarge failure
+
+    def __post_init__(self):
+        check_limit("timeout_s", self.timeout_s, "--timeout")
+        check_limit("max_total_s", self.max_total_s, "the total time cap per request")
+        check_limit("max_attempts", self.max_attempts, "the attempt cap per request")
+        check_limit("max_response_bytes", self.max_response_bytes, "--max-response-bytes")
 
     @property
     def offline(self) -> bool:
@@ -406,14 +454,84 @@ def _api_key(endpoint: Endpoint) -> str:
     return key
 
 
+class ResponseTooLarge(Exception):
+    """A response body longer than the cap: reading stopped there and the connection was closed."""
+
+    def __init__(self, cap: int, declared: int | None = None, status: int | None = None):
+        self.cap, self.declared, self.status = cap, declared, status
+        said = f" (it declared {declared} bytes)" if declared is not None else ""
+        super().__init__(f"response body over {cap} bytes{said}; not read further (--max-response-bytes)")
+
+
+# Per attempt: whether a connection to the server was made. Set by the client's trace hook, read when the attempt's
+# own deadline ends it (a deadline gives no hint of whether it struck while connecting).
+_ATTEMPT: contextvars.ContextVar[dict | None] = contextvars.ContextVar("grip_eval_attempt", default=None)
+
+
+async def _trace(name: str, info: dict) -> None:
+    state = _ATTEMPT.get()
+    if state is not None and (name == "connection.connect_tcp.complete" or name.startswith(("http11.", "http2."))):
+        state["connected"] = True   # a new connection, or a pooled one carrying the request
+
+
+def _capped_stream(inner, cap: int, status: int):
+    """`inner` (an httpx async byte stream) that raises ResponseTooLarge, and closes, once past `cap` bytes."""
+    import httpx2
+
+    class Capped(httpx2.AsyncByteStream):
+        async def __aiter__(self):
+            n = 0
+            async for chunk in inner:
+                n += len(chunk)
+                if n > cap:
+                    await inner.aclose()
+                    raise ResponseTooLarge(cap, status=status)
+                yield chunk
+
+        async def aclose(self) -> None:
+            await inner.aclose()
+
+    return Capped()
+
+
 def _client(endpoint: Endpoint, concurrency: int):
+    """The SDK client: no retries of its own, no redirects followed (a 3xx is a status error, never re-sent to
+    another origin), every body capped on the wire (error bodies too, which the SDK reads itself), connection
+    tracing for the attempt deadline, and no compression (so a decoded body is no larger than the wire's)."""
     import httpx2
     import openai
+    cap = endpoint.max_response_bytes
+
+    async def on_request(request) -> None:
+        request.extensions["trace"] = _trace
+
+    async def on_response(response) -> None:
+        declared = (response.headers.get("content-length") or "").strip()
+        if declared.isascii() and declared.isdigit() and int(declared) > cap:
+            await response.aclose()
+            raise ResponseTooLarge(cap, int(declared), response.status_code)
+        response.stream = _capped_stream(response.stream, cap, response.status_code)
+
     limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    http = openai.DefaultAsyncHttpx2Client(limits=limits, timeout=endpoint.timeout_s, follow_redirects=False,
+                                           headers={"Accept-Encoding": "identity"},
+                                           event_hooks={"request": [on_request], "response": [on_response]})
     return openai.AsyncOpenAI(api_key=_api_key(endpoint), base_url=endpoint.base_url, max_retries=0,
-                              timeout=endpoint.timeout_s,
-                              http_client=openai.DefaultAsyncHttpx2Client(limits=limits,
-                                                                          timeout=endpoint.timeout_s))
+                              timeout=endpoint.timeout_s, http_client=http)
+
+
+async def _read_capped(response, cap: int) -> bytes:
+    """The decoded body of a streamed response, refusing past `cap` bytes; the response is closed after."""
+    parts, n = [], 0
+    try:
+        async for chunk in response.aiter_bytes():
+            n += len(chunk)
+            if n > cap:
+                raise ResponseTooLarge(cap, status=response.status_code)
+            parts.append(chunk)
+    finally:
+        await response.aclose()
+    return b"".join(parts)
 
 
 def run_jobs(jobs: list[Job], endpoint: Endpoint, sampling: Sampling, store: ResponseStore, concurrency: int = 16,
@@ -423,7 +541,9 @@ def run_jobs(jobs: list[Job], endpoint: Endpoint, sampling: Sampling, store: Res
     """Run every job not yet complete in `store`; failed keys are tried again. Blocking wrapper of
     `run_jobs_async`. `sleep` replaces asyncio.sleep for the retry waits (tests); `policy` overrides the
     endpoint's retry caps; `stop_after_unreachable` (None: never) stops a run whose first that many finished
-    requests never connected to the server."""
+    requests never connected to the server (and, until the server has been reached, tries a request that cannot
+    connect `UNREACHABLE_ATTEMPTS` times only). Holds the store's writer lock (`ResponseStore.lock`) throughout:
+    a store another run is writing is a StoreError before anything is sent."""
     return asyncio.run(run_jobs_async(jobs, endpoint, sampling, store, concurrency, progress, sleep=sleep,
                                       policy=policy, stop_after_unreachable=stop_after_unreachable))
 
@@ -433,13 +553,22 @@ async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling
                          sleep: Callable[[float], Awaitable[None]] | None = None,
                          policy: RetryPolicy | None = None,
                          stop_after_unreachable: int | None = STOP_AFTER_UNREACHABLE) -> RunSummary:
-    if not isinstance(concurrency, int) or concurrency < 1:
-        raise GripError(f"--concurrency must be a positive whole number, got {concurrency!r}")
+    check_limit("concurrency", concurrency, "--concurrency")
     if endpoint.base_url is None and not endpoint.offline:
         raise GripError(f"--base-url is required for model {endpoint.model!r} (only the built-in "
                         f"'{RANDOM_MODEL}' model runs without a server)")
     if endpoint.base_url is not None:
         check_base_url(endpoint.base_url)
+    # One run per store at a time: a second run would read the same keys as not done and send them all again.
+    lock = getattr(store, "lock", None)
+    with lock() if lock is not None else contextlib.nullcontext():
+        return await _run_locked(jobs, endpoint, sampling, store, concurrency, progress, sleep, policy,
+                                 stop_after_unreachable)
+
+
+async def _run_locked(jobs: list[Job], endpoint: Endpoint, sampling: Sampling, store: ResponseStore,
+                      concurrency: int, progress: bool, sleep: Callable[[float], Awaitable[None]] | None,
+                      policy: RetryPolicy | None, stop_after_unreachable: int | None) -> RunSummary:
     policy = policy or endpoint.policy()
     sleep = sleep or asyncio.sleep
     sampling_fields = sampling.fields()
@@ -465,6 +594,7 @@ async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling
 
     never_connected: set[str] = set()   # keys whose every attempt failed before connecting
     state = {"reached": False, "unreachable": 0}
+    stopping = asyncio.Event()           # set when the run gives up on an unreachable server: wakes waiting retries
 
     def finish(record: dict) -> None:
         store.put(record)  # committed before it counts as done
@@ -475,6 +605,7 @@ async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling
                     and state["unreachable"] >= stop_after_unreachable):
                 summary.stopped = (f"the first {state['unreachable']} requests to finish could not connect to "
                                    f"{endpoint.base_url}")
+                stopping.set()
         if record["status"] == "ok":
             summary.done += 1
             bar.done += 1
@@ -530,6 +661,25 @@ async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling
                     "history": [{"status": "ok", "latency_s": time.monotonic() - t0}]}
         return await attempt_loop(rec, key, build_messages(item, png))
 
+    async def wait_or_stop(seconds: float) -> None:
+        """Sleep before a retry; a key that never connected wakes early when the run gives up on the server."""
+        sleeper = asyncio.ensure_future(sleep(seconds))
+        stopper = asyncio.ensure_future(stopping.wait())
+        try:
+            await asyncio.wait({sleeper, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (sleeper, stopper):
+                t.cancel()
+            await asyncio.gather(sleeper, stopper, return_exceptions=True)
+
+    async def send(payload: dict, limit: float) -> tuple[int, bytes, object]:
+        """One attempt: (status, body, headers) of a 2xx, the body read in full within `limit` seconds."""
+        import httpx2
+        async with asyncio.timeout(limit):
+            raw = await client.post("/chat/completions", cast_to=httpx2.Response, body=payload, stream=True)
+            body = await _read_capped(raw, endpoint.max_response_bytes)
+        return raw.status_code, body, raw.headers
+
     async def attempt_loop(rec: dict, key: str, messages: list[dict]) -> dict:
         import httpx2
         import openai
@@ -550,9 +700,16 @@ async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling
             body: bytes | None = None
             headers = None
             no_connect = False      # this attempt failed before a connection was made
+            left = policy.max_total_s - (ta - t0 - slept_real + waited)
+            limit = max(0.0, min(endpoint.timeout_s, left))
+            trace = {"connected": False}
+            token = _ATTEMPT.set(trace)
             try:
-                raw = await client.post("/chat/completions", cast_to=httpx2.Response, body=payload)
-                status, body, headers = raw.status_code, raw.content, raw.headers
+                try:
+                    got_status, got_body, got_headers = await send(payload, limit)
+                finally:
+                    _ATTEMPT.reset(token)
+                status, body, headers = got_status, got_body, got_headers
                 try:
                     content, model_id, usage = extract_content(body)
                 except ValueError as e:
@@ -567,6 +724,18 @@ async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling
                             "response_model": model_id, "usage": usage, "latency_s": latency,
                             "attempts": attempt, "elapsed_s": time.monotonic() - t0 - slept_real + waited,
                             "history": history}
+            except TimeoutError:   # this attempt's own deadline (asyncio.timeout), body read included
+                err_class = "Timeout"
+                no_connect = not trace["connected"]
+                if no_connect:
+                    err_msg = f"could not connect within {limit:g} s"
+                elif left < endpoint.timeout_s:
+                    err_msg = (f"the request's total time cap of {policy.max_total_s:g} s ran out during attempt "
+                               f"{attempt} (after {limit:.3g} s of it)")
+                else:
+                    err_msg = f"no complete reply within {endpoint.timeout_s:g} s"
+            except ResponseTooLarge as e:
+                err_class, err_msg, status = "ResponseTooLarge", str(e), e.status
             except openai.APIStatusError as e:
                 status, headers = e.status_code, e.response.headers
                 try:
@@ -574,6 +743,10 @@ async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling
                 except Exception:  # noqa: BLE001 - an error body that cannot be read back is just no body
                     body = None
                 err_class, err_msg = classify_status(status), f"HTTP {status}: {str(e.message)[:200]}"
+                if 300 <= status < 400:
+                    where = headers.get("location")
+                    err_msg = (f"HTTP {status}: a redirect{f' to {where[:200]}' if where else ''}, not followed "
+                               f"(a request is never re-sent to another address; give the final URL as --base-url)")
             except openai.APITimeoutError as e:
                 err_class, err_msg = "Timeout", f"no reply within {endpoint.timeout_s:g} s"
                 no_connect = _connect_failure(e)
@@ -584,6 +757,10 @@ async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling
                 err_class = "ConnectionError"
                 err_msg = f"{cause.__class__.__name__}: {str(cause)[:200]}" if cause else str(e)
                 no_connect = _connect_failure(e)
+            except httpx2.TimeoutException as e:   # the body stalled past httpx's own per-read timeout
+                err_class, err_msg = "Timeout", f"no complete reply within {endpoint.timeout_s:g} s ({e!r:.100})"
+            except (httpx2.TransportError, httpx2.StreamError) as e:   # the body was cut short or refused
+                err_class, err_msg = "ConnectionError", f"{e.__class__.__name__}: {str(e)[:200]}"
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # noqa: BLE001 - anything else is this key's typed failure, never the run's end
@@ -596,6 +773,9 @@ async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling
                                                                        "RequestTimeout") else None
             elapsed = time.monotonic() - t0 - slept_real + waited
             wait = policy.next_wait(attempt, err_class, retry_after, elapsed, jitter.random())
+            if (wait is not None and stop_after_unreachable is not None and not connected and not state["reached"]
+                    and attempt >= UNREACHABLE_ATTEMPTS):
+                wait = None   # nothing in this run has reached the server: it is not there, do not wait for it
             history.append({"status": status, "error_class": err_class, "error": err_msg[:200],
                             "latency_s": round(latency, 4),
                             "retry_after_s": retry_after, "wait_s": None if wait is None else round(wait, 4)})
@@ -605,23 +785,27 @@ async def run_jobs_async(jobs: list[Job], endpoint: Endpoint, sampling: Sampling
                 return {**rec, "status": "failed", "http_status": status, "error_class": err_class,
                         "error_message": err_msg, "raw_body": body, "latency_s": latency, "attempts": attempt,
                         "elapsed_s": elapsed, "history": history}
+            if summary.stopped is None or connected:
+                bar.retrying += 1
+                bar.show()
+                ts = time.monotonic()
+                try:
+                    if connected:
+                        await sleep(wait)
+                    else:
+                        await wait_or_stop(wait)
+                finally:
+                    bar.retrying -= 1
+                    slept_real += time.monotonic() - ts
+                    waited += wait
             if summary.stopped is not None and not connected:
                 # the run has given up on this server: store this key's failure now instead of retrying on
                 never_connected.add(key)
                 history[-1]["wait_s"] = None
                 return {**rec, "status": "failed", "http_status": status, "error_class": err_class,
                         "error_message": err_msg, "raw_body": body, "latency_s": latency, "attempts": attempt,
-                        "elapsed_s": elapsed, "history": history}
+                        "elapsed_s": time.monotonic() - t0 - slept_real + waited, "history": history}
             summary.retried += 1
-            bar.retrying += 1
-            bar.show()
-            ts = time.monotonic()
-            try:
-                await sleep(wait)
-            finally:
-                bar.retrying -= 1
-                slept_real += time.monotonic() - ts
-                waited += wait
 
     async def worker() -> None:
         while summary.stopped is None:

@@ -10,6 +10,7 @@ Ground truth is read here (and in stats) only: from the item store, by (item_id,
 """
 from __future__ import annotations
 
+import functools
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -55,6 +56,85 @@ def score_response(answer: Answer, content: str | None, status: str = "ok") -> d
     return out
 
 
+def answer_of(row: dict, q: dict, where: str) -> Answer:
+    """The typed answer of question `q` of item store row `row`. The item store's own validation should already
+    have refused a broken answer; this is the last guard, so that no odd value reaches the comparators as a
+    traceback: a one-line error naming the row and the question."""
+    rid = row.get("id") if isinstance(row, dict) else None
+    qid = q.get("id") if isinstance(q, dict) else None
+    try:
+        a = q["answer"]
+        if not isinstance(a, dict):
+            raise TypeError("not a JSON object")
+        answer = answer_from_json(a)
+        answer.reference_text()
+        ok = answer.in_space()
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError, RecursionError) as e:
+        detail = f"missing {e}" if isinstance(e, KeyError) else str(e)
+        raise ScoringError(f"{where}: item {rid} question {qid}: the answer is not a valid typed answer "
+                           f"({detail}); the item store is corrupt") from None
+    if not ok:
+        raise ScoringError(f"{where}: item {rid} question {qid}: the answer lies outside its declared space; the "
+                           f"item store is corrupt")
+    return answer
+
+
+def _is_text(v) -> bool:
+    return isinstance(v, str) and bool(v)
+
+
+def _is_count(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+# Response store columns the scorer reads, with the types `grip eval run` writes (None: may be NULL).
+_RESPONSE_TYPES = {
+    "key": _is_text, "experiment": _is_text, "condition": _is_text, "model": _is_text, "item_id": _is_text,
+    "domain": _is_text, "question_id": _is_text, "position": _is_count,
+    "status": lambda v: v in ("ok", "failed"),
+    "content": lambda v: v is None or isinstance(v, str),
+    "image_sha256": lambda v: v is None or isinstance(v, str),
+    "sampling": lambda v: isinstance(v, dict),
+    "base_url": lambda v: v is None or isinstance(v, str),
+    "template_version": lambda v: v is None or isinstance(v, str),
+    "response_model": lambda v: v is None or isinstance(v, str),
+    "error_class": lambda v: v is None or isinstance(v, str),
+    "http_status": lambda v: v is None or _is_count(v),
+    "attempts": lambda v: v is None or _is_count(v),
+}
+
+
+def check_response(r) -> None:
+    """A stored response row has the fields and types `grip eval run` writes, and a known experiment and
+    condition; anything else (a hand-edited or damaged store) is a one-line error naming the row."""
+    if not isinstance(r, dict):
+        raise ScoringError("a stored response is not a row; the response store is corrupt")
+    key = r.get("key") if _is_text(r.get("key")) else "?"
+    bad = [f for f, ok in _RESPONSE_TYPES.items() if f not in r or not ok(r[f])]
+    if bad:
+        raise ScoringError(f"stored response {key[:12]}: {', '.join(bad)} missing or of the wrong type; the response "
+                           f"store is corrupt")
+    conditions = _conditions()
+    if r["experiment"] not in conditions:
+        raise ScoringError(f"stored response {key[:12]}: unknown experiment {r['experiment']!r}; the response store "
+                           f"is corrupt")
+    if r["condition"] not in conditions[r["experiment"]]:
+        raise ScoringError(f"stored response {key[:12]}: condition {r['condition']!r} is not one of "
+                           f"{r['experiment']}; the response store is corrupt")
+
+
+def stored_responses(store, experiment: str | None = None) -> list[dict]:
+    """Every row of a response store. A row SQLite or JSON cannot read back is a one-line error, not a traceback
+    (`score_rows` checks each row's fields with `check_response`)."""
+    import sqlite3
+    try:
+        rows = list(store.rows(experiment=experiment))
+    except (ValueError, RecursionError, sqlite3.Error) as e:
+        raise ScoringError(f"{store.path}: a stored response cannot be read ({type(e).__name__}: {e}); the response "
+                           f"store is corrupt") from None
+    return rows
+
+
 class AnswerKey:
     """Ground truth by (item_id, question_id), loaded lazily per domain from an item store."""
 
@@ -64,6 +144,7 @@ class AnswerKey:
         self.domains = set(discover_domains(self.items_dir))
         self._rows: dict[str, dict[str, dict]] = {}
         self._grain: dict[tuple[str, str, int], str | None] = {}
+        self._answers: dict[tuple[str, str, str], Answer] = {}
 
     def rows(self, domain: str) -> dict[str, dict]:
         if domain not in self._rows:
@@ -76,7 +157,8 @@ class AnswerKey:
 
     def image_sha256(self, domain: str, row: dict, condition: str) -> str | None:
         """The sha256 of the image a request of `condition` sends for this item, from this item store: the item's
-        image (items.jsonl) for sigma0, the grain copy's bytes for sigmaN (None when the store has no such copy)."""
+        image (items.jsonl) for sigma0; for sigmaN the grain copy's sha256 items.jsonl records (`grain_sha256`), or
+        for a store from before grain hashes the grain copy's bytes (None when the store has no such copy)."""
         from grip.eval.experiments import grain_sha256, sigma_of
         try:
             sigma = sigma_of(condition)
@@ -85,6 +167,9 @@ class AnswerKey:
                                f"store is inconsistent") from None
         if sigma == 0:
             return row["sha256"]
+        recorded = row.get("grain_sha256")
+        if isinstance(recorded, dict) and isinstance(recorded.get(str(sigma)), str):
+            return recorded[str(sigma)]
         k = (domain, row["id"], sigma)
         if k not in self._grain:
             self._grain[k] = grain_sha256(self.items_dir / domain, row["id"], sigma)
@@ -95,11 +180,25 @@ class AnswerKey:
         if row is None:
             raise ScoringError(f"{self.items_dir}/{domain}: no item {item_id!r}; the response store was made from "
                                f"another item store")
-        for q in row["questions"]:
-            if q["id"] == question_id:
+        qs = row.get("questions")
+        for q in qs if isinstance(qs, list) else ():
+            if isinstance(q, dict) and q.get("id") == question_id:
+                pos = q.get("position")
+                if not _is_count(pos) or not 1 <= pos <= 6 or not isinstance(row.get("family"), str) \
+                        or not _is_count(row.get("index")):
+                    raise ScoringError(f"{self.items_dir}/{domain}: item {item_id} question {question_id}: "
+                                       f"position, family or index of the wrong type; the item store is corrupt")
                 return row, q
         raise ScoringError(f"{self.items_dir}/{domain}: item {item_id} has no question {question_id!r}; the "
                            f"response store was made from another item store")
+
+    def answer(self, domain: str, item_id: str, question_id: str) -> tuple[dict, dict, Answer]:
+        """(row, question, typed answer), the answer checked by `answer_of`."""
+        row, q = self.question(domain, item_id, question_id)
+        k = (domain, item_id, question_id)
+        if k not in self._answers:
+            self._answers[k] = answer_of(row, q, f"{self.items_dir}/{domain}")
+        return row, q, self._answers[k]
 
 
 def _config(r: dict) -> dict:
@@ -152,15 +251,20 @@ def _check_image(key: AnswerKey, domain: str, item: dict, r: dict) -> None:
 def score_rows(store_rows: Iterable[dict], items_dir: Path) -> list[dict]:
     """Scored rows for every stored response, in a fixed order. A pure function of the store and the item store."""
     rows = list(store_rows)
+    for r in rows:
+        check_response(r)
     key = AnswerKey(items_dir)
     labels = model_labels(rows)
     out = []
     seen: dict[tuple, str] = {}
     for r in rows:
         domain = r["domain"]
-        item, q = key.question(domain, r["item_id"], r["question_id"])
+        item, q, answer = key.answer(domain, r["item_id"], r["question_id"])
+        if r["position"] != q["position"]:
+            raise ScoringError(f"stored response {r['key'][:12]}: position {r['position']} but question "
+                               f"{r['question_id']} of {r['item_id']} is at position {q['position']}; score against "
+                               f"the item store the run used")
         _check_image(key, domain, item, r)
-        answer = answer_from_json(q["answer"])
         s = score_response(answer, r.get("content"), r.get("status", "failed"))
         cj = json.dumps(_config(r), sort_keys=True, default=str)
         label = labels[(r["model"], cj)]
@@ -197,7 +301,7 @@ def score_store(store_path: Path, items_dir: Path, experiment: str | None = None
         raise ScoringError(f"{store_path}: no response store (run `grip eval run` first)")
     store = ResponseStore(store_path, readonly=True)
     try:
-        return score_rows(store.rows(experiment=experiment), items_dir)
+        return score_rows(stored_responses(store, experiment), items_dir)
     finally:
         close = getattr(store, "close", None)
         if close:
@@ -217,12 +321,16 @@ def read_scored(path: Path) -> list[dict]:
     out = []
     by_key: dict[str, int] = {}
     by_ident: dict[tuple, int] = {}
-    for k, line in enumerate(path.read_text().splitlines(), 1):
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ScoringError(f"{path}: not UTF-8 text, so not a scored file; rerun `grip eval score`") from None
+    for k, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             r = json.loads(line)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             raise ScoringError(f"{path}: line {k} is not valid JSON; rerun `grip eval score`") from None
         if not _is_scored_row(r):
             raise ScoringError(f"{path}: line {k} is not a scored row; rerun `grip eval score`")
@@ -240,9 +348,10 @@ def read_scored(path: Path) -> list[dict]:
     return out
 
 
-def _conditions() -> dict[str, set[str]]:
+@functools.lru_cache(maxsize=1)
+def _conditions() -> dict[str, frozenset[str]]:
     from grip.eval.experiments import E2_SIGMAS, condition_name
-    return {"e1": {condition_name(0)}, "e2": {condition_name(s) for s in E2_SIGMAS}}
+    return {"e1": frozenset({condition_name(0)}), "e2": frozenset(condition_name(s) for s in E2_SIGMAS)}
 
 
 def _is_scored_row(r) -> bool:

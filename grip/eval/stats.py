@@ -27,6 +27,11 @@ from grip.answers import Answer, Number, Unparsed
 from grip.seeding import bootstrap_seed
 
 RESAMPLES = 10_000
+# Bounds on the resample count a report may ask for. Below 100 the 2.5% and 97.5% percentiles are little more than
+# the smallest and largest resample; above 100,000 a report of many cells takes hours for no visible gain (the
+# interval ends move by well under 0.01), and each estimate holds resamples x 3 floats.
+RESAMPLES_MIN = 100
+RESAMPLES_MAX = 100_000
 LEVEL = 0.95
 RUNGS = (1, 2, 3, 4, 5)
 
@@ -151,14 +156,24 @@ def _number_baseline(answers: list[Number]) -> dict:
 
 def baselines(answer_key, cells: dict[tuple[str, int], set[str]], question_of: dict) -> dict[tuple[str, int], dict]:
     """(domain, position) -> constant_baseline over the evaluated items of that cell. `question_of[(item_id,
-    position)]` is the question id; `answer_key.question(domain, item, qid)` gives (row, question)."""
-    from grip.answers import answer_from_json
+    position)]` is the question id; `answer_key.answer(domain, item, qid)` gives (row, question, typed answer)."""
     out = {}
     for (domain, pos), items in sorted(cells.items()):
-        answers = [answer_from_json(answer_key.question(domain, it, question_of[(it, pos)])[1]["answer"])
-                   for it in sorted(items)]
+        answers = [answer_key.answer(domain, it, question_of[(it, pos)])[2] for it in sorted(items)]
         out[(domain, pos)] = constant_baseline(answers)
     return out
+
+
+def check_against_key(rows: list[dict], answer_key) -> None:
+    """Every scored row names a question of the item store at its own position and family: a scored file edited
+    by hand or scored against another item store would otherwise be counted in the wrong cell."""
+    from grip.eval.scoring import ScoringError
+    for r in rows:
+        item, q, _ = answer_key.answer(r["domain"], r["item_id"], r["question_id"])
+        if q["position"] != r["position"] or item["family"] != r["family"]:
+            raise ScoringError(f"scored row {r['item_id']} {r['question_id']}: position {r['position']} / family "
+                               f"{r['family']!r}, but the item store has position {q['position']} / family "
+                               f"{item['family']!r}; rerun `grip eval score` against this item store")
 
 
 # --- tables ------------------------------------------------------------------------------------------------
@@ -255,6 +270,7 @@ def compute(scored: list[dict], answer_key, resamples: int = RESAMPLES, seed: in
     """Every table of the report, as plain data (JSON-able)."""
     if resamples < 0:
         raise ValueError("resamples must be >= 0")
+    check_against_key(scored, answer_key)
     by_exp: dict[str, list[dict]] = defaultdict(list)
     for r in scored:
         by_exp[r["experiment"]].append(r)

@@ -9,15 +9,24 @@ WAL, and a process killed after that (SIGKILL included) loses nothing. `synchron
 only risks the last transactions on a power cut or kernel crash, which a rerun redoes (their keys are simply not
 complete). A key is the primary key, so it is never stored twice; an `ok` row is never replaced, a `failed` row is
 replaced by the next attempt at the same key.
+
+One run writes a store at a time: `ResponseStore.lock()` holds an exclusive lock on `<store>.lock` beside the file
+for the length of a run (`grip eval run` takes it before planning), so a second run into the same store fails at
+once instead of sending every request a second time. Readers (score, report) take no lock.
 """
 from __future__ import annotations
 
+import errno
+import fcntl
 import hashlib
 import json
+import os
 import re
 import sqlite3
+import stat
 import urllib.parse
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -107,6 +116,7 @@ class ResponseStore:
         only (SQLite `mode=ro`): nothing is created or written, so scoring works on a read-only file or folder."""
         self.path = Path(path)
         self.readonly = readonly
+        self._lock_fd: int | None = None
         if self.path.is_dir():
             raise StoreError(f"{self.path} is a folder; the response store is a file (e.g. responses.sqlite)")
         if self.path.exists() and not self.path.is_file():   # /dev/null, a fifo...: SQLite would write beside it
@@ -278,7 +288,55 @@ class ResponseStore:
     def integrity_ok(self) -> bool:
         return self._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
+    # -- one writer at a time -------------------------------------------------------------------------------------
+    @property
+    def lock_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".lock")
+
+    @contextmanager
+    def lock(self):
+        """Hold the store's writer lock (an exclusive `flock` on `<store>.lock`) for the block; a StoreError at once
+        when another run holds it. Re-entrant on this object: a block inside a block keeps the one lock."""
+        if self.readonly:
+            raise StoreError(f"{self.path}: the response store is open read-only")
+        if self._lock_fd is not None:
+            yield
+            return
+        self._lock_fd = self._take_lock()
+        try:
+            yield
+        finally:
+            fd, self._lock_fd = self._lock_fd, None
+            if fd is not None:   # None: the store was closed inside the block, which let the lock go
+                os.close(fd)     # closing the descriptor releases the lock
+
+    def _take_lock(self) -> int:
+        path = self.lock_path
+        try:   # never through a link: the lock file is ours to create and nothing else
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            why = "it is a symbolic link" if e.errno == errno.ELOOP else (e.strerror or str(e))
+            raise StoreError(f"cannot lock the response store at {self.path} ({path}: {why})") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise StoreError(f"cannot lock the response store at {self.path} ({path} is not a regular file)")
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise StoreError(f"{self.path} is being written by another grip eval run (it holds {path}); "
+                                 f"wait for it to end or give another --store") from None
+            except OSError as e:
+                raise StoreError(f"cannot lock the response store at {self.path} ({path}: "
+                                 f"{e.strerror or e})") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
     def close(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
         self._db.close()
 
     def __enter__(self) -> ResponseStore:
