@@ -17,6 +17,12 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "gauge_reading": ("physical", "grip.domains.physical.gauge_reading:DOMAIN"),
     "coordinate_geometry": ("analytic", "grip.domains.analytic.coordinate_geometry:DOMAIN"),
     "compass_bearings": ("analytic", "grip.domains.analytic.compass_bearings:DOMAIN"),
+    "nested_squares": ("plane", "grip.domains.plane.nested_squares:DOMAIN"),
+    "nested_triangles": ("plane", "grip.domains.plane.nested_triangles:DOMAIN"),
+    "nested_hexagons": ("plane", "grip.domains.plane.nested_hexagons:DOMAIN"),
+    "line_intersection": ("plane", "grip.domains.plane.line_intersection:DOMAIN"),
+    "angle_estimation": ("plane", "grip.domains.plane.angle_estimation:DOMAIN"),
+    "progressive_matrices": ("inductive", "grip.domains.inductive.progressive_matrices:DOMAIN"),
 }
 
 FAMILIES = ("plane", "solid", "transformational", "physical", "topological", "projective", "analytic", "optical",

@@ -1,0 +1,373 @@
+"""Angle estimation: four angles P, Q, R, S, one per quadrant cell of the canvas (P top left, Q top right, R bottom
+left, S bottom right). Each angle is two black arms from a vertex and an arc of radius `ARC_PX` on the measured
+side: the arc runs counter-clockwise from arm 1 to arm 2 and says which of the two angles between the arms is meant
+(it may be reflex at levels 2-3). The ladder walks acute count -> class of Q -> size of Q -> ordering -> the rank of
+Q once it is opened by a stated X degrees; the open question asks for the sum of P and R.
+
+Directions are degrees counter-clockwise from page-right as seen on the page (y down): a point at distance d along
+direction a from the vertex is (x + d cos a, y - d sin a). Arm 1 points along phi, arm 2 along phi + theta.
+Ambiguity boundaries (deg): the class edges at 90 (|theta - 90| >= `RIGHT_GAP_DEG` unless theta is exactly 90, an
+exact integer state) and 180 (`STRAIGHT_GAP_DEG`); two angles closer than g (`GAP_DEG[level]`) in the ordering, and
+the opened Q closer than g to another angle (Q5).
+Legibility: arms >= 80 px, the arc >= 14 px long, every angle (arms, arc, letter) inside its cell's drawable box.
+Tolerance: Q3 accepts +-6 degrees at every level. DOMAINS.md 1.5 asks +-4 at level 3, tighter than a careful reader
+can judge an unmarked angle by eye at 768 px, so the tolerance was widened (level 3 stays harder through its 8
+degree ordering gaps and misleading arm lengths).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+from shapely.geometry import LineString, box
+
+from grip.answers import Choice, Count, Number, Ordered, Record
+from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.renderers import shapes
+from grip.renderers.canvas import SAFE_BORDER_PX, Canvas
+from grip.renderers.style import BLACK, LABEL, OKABE_ITO, Style
+from grip.renderers.text import draw_text_px
+
+NAMES = ("P", "Q", "R", "S")
+CELLS = ((0, 0), (1, 0), (0, 1), (1, 1))      # (column, row) of each angle's 384 px cell
+CELL_PX, SHARED_PAD_PX = 384, 8
+ACUTE, RIGHT, OBTUSE, REFLEX = "acute", "right", "obtuse", "reflex"
+CLASSES = (ACUTE, RIGHT, OBTUSE, REFLEX)
+ARC_PX = 40.0
+ARM_PX = (80.0, 170.0)
+THETA = {1: (20, 160), 2: (20, 340), 3: (20, 340)}
+GAP_DEG = {1: 20, 2: 12, 3: 8}
+RIGHT_GAP_DEG, STRAIGHT_GAP_DEG, Q2_GAP_DEG = 8, 10, 10
+EXTRA = (30, 40, 50, 60)
+ESTIMATE_TOL, SUM_TOL = 6.0, 10.0
+LABEL_HALF_PX = 13.0
+LABEL_CLEAR_PX = 8.0
+ARC = Style(stroke=OKABE_ITO["blue"], width_px=2.5)
+
+
+@dataclass(frozen=True)
+class Scene:
+    level: int                                 # 1..3
+    vertices: tuple[tuple[float, float], ...]  # per angle P, Q, R, S: vertex, page px
+    base_deg: tuple[int, ...]                  # phi: arm 1 direction, degrees ccw from page-right, 0..359
+    theta_deg: tuple[int, ...]                 # theta: the measured angle, ccw from arm 1 to arm 2, 20..340
+    arms_px: tuple[tuple[float, float], ...]   # (arm 1, arm 2) lengths, 80..170 px
+    extra_deg: int                             # X of Q5, one of EXTRA
+
+
+# --- geometry (shared by margins, sampling and drawing) ----------------------------------------------------------
+
+def along(v, a_deg: float, d: float) -> tuple[float, float]:
+    a = math.radians(a_deg)
+    return (v[0] + d * math.cos(a), v[1] - d * math.sin(a))
+
+
+def cell_box(i: int) -> tuple[float, float, float, float]:
+    """The drawable box of cell i: the cell less the safe border on canvas edges and 8 px on shared edges."""
+    cx, cy = CELLS[i]
+    pad = lambda inner: SHARED_PAD_PX if inner else SAFE_BORDER_PX   # noqa: E731
+    return (cx * CELL_PX + pad(cx == 1), cy * CELL_PX + pad(cy == 1),
+            (cx + 1) * CELL_PX - pad(cx == 0), (cy + 1) * CELL_PX - pad(cy == 0))
+
+
+def strokes(v, phi: float, theta: float, arms) -> list[LineString]:
+    arc = [along(v, phi + theta * k / 24, ARC_PX) for k in range(25)]
+    return [LineString([v, along(v, phi, arms[0])]), LineString([v, along(v, phi + theta, arms[1])]),
+            LineString(arc)]
+
+
+def label_spot(v, phi: float, theta: float, arms) -> tuple[float, float] | None:
+    """Centre of the letter: the first spot, along the bisector beyond the arc and then around the vertex, whose
+    box keeps `LABEL_CLEAR_PX` from both arms and the arc."""
+    lines = strokes(v, phi, theta, arms)
+    bis = phi + theta / 2
+    for r, turn in [(64, 0), (90, 0), (34, 180), (50, 180)] + [(r, t) for r in (36, 60) for t in
+                                                               (150, -150, 120, -120, 90, -90)]:
+        c = along(v, bis + turn, r)
+        b = box(c[0] - LABEL_HALF_PX, c[1] - LABEL_HALF_PX, c[0] + LABEL_HALF_PX, c[1] + LABEL_HALF_PX)
+        if all(b.distance(g) >= LABEL_CLEAR_PX + 1.5 for g in lines):
+            return c
+    return None
+
+
+def extent(v, phi: float, theta: float, arms) -> tuple[float, float, float, float] | None:
+    """Bounding box (x0, y0, x1, y1) of the whole angle: arms, arc and letter; None if the letter has no spot."""
+    spot = label_spot(v, phi, theta, arms)
+    if spot is None:
+        return None
+    xs, ys = [spot[0] - LABEL_HALF_PX, spot[0] + LABEL_HALF_PX], [spot[1] - LABEL_HALF_PX, spot[1] + LABEL_HALF_PX]
+    for g in strokes(v, phi, theta, arms):
+        x0, y0, x1, y1 = g.bounds
+        xs += [x0 - 2, x1 + 2]
+        ys += [y0 - 2, y1 + 2]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def fits(scene: Scene, i: int) -> bool:
+    e = extent(scene.vertices[i], scene.base_deg[i], scene.theta_deg[i], scene.arms_px[i])
+    b = cell_box(i)
+    return e is not None and b[0] <= e[0] and b[1] <= e[1] and e[2] <= b[2] and e[3] <= b[3]
+
+
+# --- answers -----------------------------------------------------------------------------------------------------
+
+def class_of(theta: int) -> str:
+    return ACUTE if theta < 90 else RIGHT if theta == 90 else OBTUSE if theta < 180 else REFLEX
+
+
+def acute_count(scene: Scene) -> Count:
+    return Count(sum(t < 90 for t in scene.theta_deg), 0, 4)
+
+
+def class_of_q(scene: Scene) -> Choice:
+    return Choice(class_of(scene.theta_deg[1]), CLASSES)
+
+
+def size_of_q(scene: Scene) -> Number:
+    return Number(float(scene.theta_deg[1]), ESTIMATE_TOL, "degrees", low=0.0, high=360.0)
+
+
+def smallest_to_largest(scene: Scene, reverse: bool = False) -> Ordered:
+    order = sorted(range(4), key=lambda i: scene.theta_deg[i], reverse=reverse)
+    return Ordered(tuple(NAMES[i] for i in order), "order from largest to smallest" if reverse else
+                   "order from smallest to largest", NAMES)
+
+
+def rank_of_q(scene: Scene) -> Count:
+    """Q's rank among the four angles, 1 = smallest."""
+    return Count(1 + sum(t < scene.theta_deg[1] for t in scene.theta_deg), 1, 4)
+
+
+def sum_p_r(scene: Scene) -> Record:
+    return Record((("sum", Number(float(scene.theta_deg[0] + scene.theta_deg[2]), SUM_TOL, "degrees",
+                                  low=0.0)),))
+
+
+def edit(scene: Scene) -> Scene:
+    """Q5's edit: angle Q opened by X degrees (arm 2 turns X further from arm 1, on the arc's side)."""
+    t = list(scene.theta_deg)
+    t[1] += scene.extra_deg
+    return replace(scene, theta_deg=tuple(t))
+
+
+counterfactual = rank_of_q
+
+
+# --- margins -----------------------------------------------------------------------------------------------------
+
+def min_gap(values) -> float:
+    v = sorted(values)
+    return float(min(b - a for a, b in zip(v, v[1:])))
+
+
+def right_gap(scene: Scene) -> float:
+    return float(min((abs(t - 90) for t in scene.theta_deg if t != 90), default=90))
+
+
+def q_class_gap(scene: Scene) -> float:
+    t = scene.theta_deg[1]
+    return float(min(abs(t - 180), abs(t - 90) if t != 90 else 90))
+
+
+def straight_gap(scene: Scene) -> float:
+    return float(min(abs(t - 180) for t in scene.theta_deg))
+
+
+def opened_gap(scene: Scene) -> float:
+    t = scene.theta_deg[1] + scene.extra_deg
+    return float(min(abs(t - o) for i, o in enumerate(scene.theta_deg) if i != 1))
+
+
+def arc_len_px(scene: Scene, i: int = 1) -> float:
+    return ARC_PX * math.radians(scene.theta_deg[i])
+
+
+def ladder(scene: Scene) -> Ladder:
+    g, x = GAP_DEG[scene.level], scene.extra_deg
+    note = "Each angle is the one its arc marks."
+    rungs = (
+        Question(1, "acute_count", f"How many of the four marked angles are acute (less than 90°)? {note}",
+                 acute_count(scene), Margin(right_gap(scene), "deg", RIGHT_GAP_DEG, "an angle near 90°")),
+        Question(2, "class_of_q", f"Classify angle Q: acute (less than 90°), right (exactly 90°), obtuse (more than "
+                 f"90° and less than 180°) or reflex (more than 180°). {note}", class_of_q(scene),
+                 Margin(q_class_gap(scene), "deg", Q2_GAP_DEG, "angle Q near 90° or 180°")),
+        Question(3, "size_of_q", f"Estimate angle Q in degrees. {note}", size_of_q(scene),
+                 Margin(arc_len_px(scene), "px", 12.0, "an arc too short to show its side")),
+        Question(4, "smallest_to_largest", f"List the four angles P, Q, R, S from smallest to largest. {note}",
+                 smallest_to_largest(scene), Margin(min_gap(scene.theta_deg), "deg", g, "two angles nearly equal")),
+        Question(5, "rank_of_q_opened", f"If angle Q were opened by a further {x}° (its second arm turning {x}° "
+                 "further from its first arm, on the side its arc marks), what would its rank be among the four "
+                 "angles, 1 = smallest?", counterfactual(edit(scene)),
+                 Margin(opened_gap(scene), "deg", g, "the opened Q nearly equal to another angle"),
+                 edit=f"angle Q opened by {x} degrees"),
+    )
+    open_q = Question(6, "sum_p_r", f"Estimate the sum of angles P and R in degrees. Explain how you estimated each. "
+                      f"{note}", sum_p_r(scene),
+                      Margin(straight_gap(scene), "deg", STRAIGHT_GAP_DEG, "an angle near a straight angle"))
+    return Ladder(rungs, open_q)
+
+
+def rephrase_q4(scene: Scene) -> Question:
+    return Question(4, "largest_to_smallest", "List the four angles P, Q, R, S from largest to smallest. Each angle "
+                    "is the one its arc marks.", smallest_to_largest(scene, reverse=True),
+                    Margin(min_gap(scene.theta_deg), "deg", GAP_DEG[scene.level], "two angles nearly equal"))
+
+
+# --- sampling ----------------------------------------------------------------------------------------------------
+
+def _valid(theta: int, level: int) -> bool:
+    lo, hi = THETA[level]
+    return lo <= theta <= hi and (theta == 90 or abs(theta - 90) >= RIGHT_GAP_DEG) and \
+        abs(theta - 180) >= STRAIGHT_GAP_DEG
+
+
+def _q_theta(rng: np.random.Generator, cls: str, level: int) -> int:
+    lo, hi = {ACUTE: (20, 82), RIGHT: (90, 90), OBTUSE: (98, 170), REFLEX: (190, 340)}[cls]
+    return int(rng.integers(lo, min(hi, THETA[level][1]) + 1))
+
+
+def _thetas(rng: np.random.Generator, level: int, cls: str, r4: int, r5: int, n_acute: int):
+    """theta of P, Q, R, S and X with Q in class `cls`, Q's rank r4 now and r5 once opened by X, and n_acute acute
+    angles; every gap at least g. None if the draw failed."""
+    g, (lo, hi) = GAP_DEG[level], THETA[level]
+    tq = _q_theta(rng, cls, level)
+    x = int(rng.choice(EXTRA))
+    if tq + x > 340:
+        return None
+    slots = [(lo, tq - g)] * (r4 - 1) + [(tq + g, tq + x - g)] * (r5 - r4) + [(tq + x + g, hi)] * (4 - r5)
+    # The acute ones are the smallest: the first n_acute - [Q acute] slots take acute values, the rest obtuse or
+    # more, each drawn in ascending order at least g above the one before.
+    k = n_acute - (tq < 90)
+    others, prev = [], -g
+    for n, (a, b) in enumerate(slots):
+        a, b = max(a, prev + g), b
+        a, b = (a, min(b, 90 - RIGHT_GAP_DEG)) if n < k else (max(a, 90 + RIGHT_GAP_DEG), b)
+        if a > b:
+            return None
+        t = int(rng.integers(a, b + 1))
+        if abs(t - 180) < STRAIGHT_GAP_DEG:
+            return None
+        others.append(t)
+        prev = t
+    thetas = [others[0], tq] + others[1:]
+    if not all(_valid(t, level) for t in thetas) or sum(t < 90 for t in thetas) != n_acute:
+        return None
+    if min_gap(thetas) < g or min(abs(tq + x - o) for o in others) < g:
+        return None
+    order = [int(i) for i in rng.permutation(3)]         # which of P, R, S takes which slot
+    out = [0, tq, 0, 0]
+    for slot, who in zip(others, order):
+        out[(0, 2, 3)[who]] = slot
+    return out, x
+
+
+def _arms(rng: np.random.Generator, level: int, thetas) -> list[tuple[float, float]]:
+    if level < 3:
+        return [(round(float(rng.uniform(*ARM_PX)), 1), round(float(rng.uniform(*ARM_PX)), 1)) for _ in thetas]
+    # Level 3: the smaller the angle, the longer its arms, so arm length never hints at size.
+    rank = {i: r for r, i in enumerate(sorted(range(4), key=lambda i: thetas[i]))}
+    return [tuple(round(float(rng.uniform(150 - 22 * rank[i], 170 - 22 * rank[i])), 1) for _ in range(2))
+            for i in range(4)]
+
+
+def _place(rng: np.random.Generator, i: int, phi: int, theta: int, arms) -> tuple[float, float] | None:
+    """A vertex for angle i such that the whole angle lies in its cell's drawable box."""
+    e = extent((0.0, 0.0), phi, theta, arms)
+    if e is None:
+        return None
+    b = cell_box(i)
+    x_lo, x_hi, y_lo, y_hi = b[0] - e[0], b[2] - e[2], b[1] - e[1], b[3] - e[3]
+    if x_lo > x_hi or y_lo > y_hi:
+        return None
+    return (round(float(rng.uniform(x_lo, x_hi)), 1), round(float(rng.uniform(y_lo, y_hi)), 1))
+
+
+def sample(rng: np.random.Generator, level: int) -> Scene:
+    """Targets first: Q's class (uniform; reflex only at levels 2-3), Q5's rank (uniform 1-4), Q's rank now, Q1
+    uniform over what Q's class and rank allow; then angles are drawn to match."""
+    if level not in (1, 2, 3):
+        raise ValueError(f"angle_estimation: level must be 1, 2 or 3, got {level!r}")
+    cls = CLASSES[int(rng.integers(3 if level == 1 else 4))]
+    r5 = int(rng.integers(1, 5))
+    # Q's rank moves in 2/3 of the items where it can, mostly by one place (a uniform drop would make Q the
+    # smallest angle in over half the items).
+    r4 = r5 if r5 == 1 or rng.random() >= 2 / 3 else r5 - 1 if rng.random() < 0.7 else int(rng.integers(1, r5))
+    # Angles below Q are acute if Q is; Q right: exactly those below it; Q obtuse or reflex: any below it.
+    allowed = {ACUTE: range(r4, 5), RIGHT: range(r4 - 1, r4), OBTUSE: range(0, r4), REFLEX: range(0, r4)}[cls]
+    n_acute = int(rng.choice(list(allowed)))
+    for _ in range(300):
+        got = _thetas(rng, level, cls, r4, r5, n_acute)
+        if got is not None:
+            break
+    else:
+        raise Reject("no_angles_for_targets")
+    thetas, x = got
+    arms = _arms(rng, level, thetas)
+    phis, verts = [], []
+    for i in range(4):
+        for _ in range(20):
+            phi = int(rng.integers(0, 360))
+            v = _place(rng, i, phi, thetas[i], arms[i])
+            if v is not None:
+                break
+        else:
+            raise Reject("angle_does_not_fit")
+        phis.append(phi)
+        verts.append(v)
+    return Scene(level, tuple(verts), tuple(phis), tuple(thetas), tuple(arms), x)
+
+
+# --- minimal pair ------------------------------------------------------------------------------------------------
+
+def minimal_pair(scene: Scene) -> Scene:
+    """One arm of one angle rotated so that the angle swaps rank with its neighbour (delta = gap + g), the other
+    three untouched; the smallest such move that keeps Q1 and every margin and stays inside its box (ties: letter
+    order, arm 2 before arm 1)."""
+    g, t = GAP_DEG[scene.level], scene.theta_deg
+    order = sorted(range(4), key=lambda i: t[i])
+    q1, q4 = acute_count(scene), smallest_to_largest(scene)
+    moves = []
+    for lo_i, hi_i in zip(order, order[1:]):
+        d = t[hi_i] - t[lo_i] + g
+        moves += [(d, lo_i, +d), (d, hi_i, -d)]
+    for d, i, delta in sorted(moves, key=lambda m: (m[0], NAMES[m[1]])):
+        for arm in (2, 1):
+            th = list(t)
+            th[i] += delta
+            ph = list(scene.base_deg)
+            if arm == 1:                       # turning arm 1 the other way keeps arm 2 where it is
+                ph[i] = (ph[i] - delta) % 360
+            s = replace(scene, theta_deg=tuple(th), base_deg=tuple(ph))
+            if not _valid(th[i], scene.level) or not fits(s, i):
+                continue
+            lad = ladder(s)
+            if lad.failing_margins() or acute_count(s) != q1 or lad.rungs[3].answer.key() == q4.key():
+                continue
+            return s
+    raise Reject("no_minimal_pair")
+
+
+# --- drawing -----------------------------------------------------------------------------------------------------
+
+def draw(scene: Scene, canvas: Canvas) -> None:
+    for i in range(4):
+        if not fits(scene, i):
+            raise Reject("angle_does_not_fit")
+        v, phi, theta, arms = scene.vertices[i], scene.base_deg[i], scene.theta_deg[i], scene.arms_px[i]
+        arc = [along(v, phi + theta * k / 48, ARC_PX) for k in range(49)]
+        shapes.polyline(canvas, arc, ARC, owner=NAMES[i])
+        for a, length in ((phi, arms[0]), (phi + theta, arms[1])):
+            shapes.line(canvas, v, along(v, a, length), Style(stroke=BLACK, width_px=3.0), owner=NAMES[i])
+        shapes.circle(canvas, v, 3.5, Style(stroke=BLACK, fill=BLACK, width_px=1.0), owner=NAMES[i])
+        draw_text_px(canvas, NAMES[i], label_spot(v, phi, theta, arms), LABEL.with_(font_px=22.0))
+
+
+DOMAIN = Domain(
+    id="angle_estimation", family="plane", title="Angle estimation",
+    scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
+    description="Four angles marked by arcs: how many are acute, the class and size of Q, the four in order of "
+                "size, and Q's rank once it is opened by a stated amount.",
+    balance_keys=("acute_count", "class_of_q", "rank_of_q_opened"),
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="reversal",
+)

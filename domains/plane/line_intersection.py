@@ -1,0 +1,617 @@
+"""Line intersection: K straight segments (5-8) labelled A, B, C, ..., each letter 14 px beyond one end of its
+segment; segment A carries a filled dot at its start. The ladder walks all crossings -> do B and C cross -> the
+most-crossed segment -> the segments met travelling along A from its dot -> how many segments D's infinite line
+would cross; the open question asks which two segments make the highest crossing.
+
+Endpoints are integers (page px, y down), so every crossing test is exact (`grip.geometry.segment_meet`): the
+line-line parameters u, v are Fractions of integers and two segments cross iff 0 < u < 1 and 0 < v < 1. Q5's edit
+stretches D 10 segment lengths beyond each end (integer endpoints again), far past the canvas, so "crosses the
+extended D" is the same exact test.
+
+Ambiguity boundaries, kept apart by rules checked on the latent geometry (px unless stated): a line meeting point
+on the canvas near a segment end (`END_ALONG_PX` along either segment, Q1's margin); an endpoint near another
+segment (`NEAR_MISS_PX`, B-C's value is Q2's margin); a shallow crossing (`ANGLE_DEG[level]`); two crossings
+close enough to read as one (`SPACING_PX[level]`); crossings on A too close to order (`ALONG_A_PX`, Q4); a tie for
+the most-crossed segment (Q3); an endpoint near D's line (`LINE_D_PX`, Q5); two crossings at nearly the same
+height (`HIGHEST_GAP_PX`, open). The last four are margins; the first four are rules every accepted scene (and
+every minimal pair) passes, counted as rejection reasons when a candidate fails them.
+
+Deviations from DOMAINS.md 1.4:
+- Segment D carries no extra "x" mark (it would read as a crossing point); its letter names it like every other
+  segment.
+- Legibility margins tightened so that whether two segments cross is seen at once, without zooming: a line meeting
+  point is >= 28 px (sheet: 12) from each end of both segments, an endpoint >= 18 px (sheet: 10) from any other
+  segment, and crossings >= 18 px apart at levels 1-2 (sheet: 14) and >= 16 px at level 3 (sheet: 10), so three
+  crossings of three segments never bunch into what looks like one point.
+- Minimal pair: the moved end stops `END_ALONG_PX` + 3 px short of / past A along X, or farther where X meets A
+  at a shallow angle, so that it also stays `NEAR_MISS_PX` + 3 px from A.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from itertools import combinations
+
+import numpy as np
+import shapely
+from scipy.spatial.distance import pdist
+from shapely.geometry import Point, box
+
+from grip.answers import Choice, Count, Ordered, Record
+from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.geometry import line_offsets, point_segment_distances, segment_meet, segment_meets
+from grip.renderers import shapes
+from grip.renderers.canvas import SAFE_BORDER_PX, Canvas
+from grip.renderers.style import BLACK, GREY_DARK, LABEL, OKABE_ITO, Style
+from grip.renderers.text import draw_text_px
+
+LETTERS = "ABCDEFGH"
+SIZE = 768
+LO, HI = 60, 708                       # endpoint box, px
+MIN_LEN_PX = 220.0
+END_ALONG_PX = 28.0                    # line meeting point to any segment end, along the segment
+NEAR_MISS_PX = 18.0                    # endpoint to any other segment
+ANGLE_DEG = {1: 20.0, 2: 12.0, 3: 8.0}  # acute angle of a crossing
+SPACING_PX = {1: 18.0, 2: 18.0, 3: 16.0}  # between crossing points
+ALONG_A_PX = 20.0                      # consecutive crossings along A
+LINE_D_PX = 10.0                       # every other endpoint to D's line
+HIGHEST_GAP_PX = 12.0                  # highest crossing above the next
+STRETCH = 10                           # Q5: D stretched this many lengths beyond each end
+LABEL_OFF_PX = 25.0                    # label centre beyond its end: a 22 px box starts 14 px out
+LABEL_HALF_PX = 11.0
+LABEL_CLEAR_PX = 8.0
+LABEL_GAP_PX = 14.0                    # between two letters
+LABEL_OWN_PX = 48.0                    # letter centre to any other segment's end (its own end is 25 px away)
+DOT_PX = 7.0
+COLOURS = (BLACK, OKABE_ITO["blue"], OKABE_ITO["vermillion"], OKABE_ITO["green"], (0.55, 0.25, 0.50),
+           OKABE_ITO["sky"], GREY_DARK, (0.15, 0.45, 0.65))   # F sky: clear of C; level 3 is all black
+YES, NO = "yes", "no"
+
+
+@dataclass(frozen=True)
+class Scene:
+    level: int                                     # 1..3
+    segments: tuple[tuple[int, int, int, int], ...]  # per letter A, B, ...: (x0, y0, x1, y1), integer px in
+    #                                                  [60, 708], length >= 220; A's (x0, y0) carries the dot
+    label_end: tuple[int, ...]                     # per segment: 0/1, the end its letter sits beyond
+
+
+# --- geometry ----------------------------------------------------------------------------------------------------
+
+def meet(a, b) -> tuple[Fraction, Fraction] | None:
+    """Line-line parameters (u along a, v along b) of the meeting point, exact; None for parallel lines."""
+    p = segment_meet(a, b)
+    return None if p is None else (Fraction(p[0], p[2]), Fraction(p[1], p[2]))
+
+
+def cross(a, b) -> bool:
+    p = segment_meet(a, b)
+    return p is not None and 0 < p[0] < p[2] and 0 < p[1] < p[2]
+
+
+def length(s) -> float:
+    return math.hypot(s[2] - s[0], s[3] - s[1])
+
+
+def point_at(s, u) -> tuple[float, float]:
+    return (s[0] + float(u) * (s[2] - s[0]), s[1] + float(u) * (s[3] - s[1]))
+
+
+def crossings(scene: Scene) -> list[tuple[int, int, Fraction, Fraction]]:
+    """Every crossing pair (i < j) with its exact parameters along i and along j."""
+    return [(i, j) + meet(a, b) for (i, a), (j, b) in combinations(enumerate(scene.segments), 2) if cross(a, b)]
+
+
+def degrees(scene: Scene) -> list[int]:
+    deg = [0] * len(scene.segments)
+    for i, j, _, _ in crossings(scene):
+        deg[i] += 1
+        deg[j] += 1
+    return deg
+
+
+def _hit(nu, nv, den):
+    return (nu > 0) & (nu < den) & (nv > 0) & (nv < den)
+
+
+def _pairs(c: np.ndarray, s: np.ndarray):
+    """Every row of c (n, 4) against every row of s (m, 4), arrays (n, m): endpoint-to-other-segment distance, the
+    meeting point's distance to the nearest end along either segment (inf off the canvas or parallel), the acute
+    crossing angle (inf unless they cross), whether they cross (exact on integers), the meeting points (n, m, 2)."""
+    nu, nv, den = segment_meets(c, s)
+    hit = _hit(nu, nv, den)
+    safe = np.where(den > 0, den, 1.0)           # parallel pairs: neither on the canvas nor crossing
+    u, v = nu / safe, nv / safe
+    (cx, cy), (sx, sy) = (c[:, 2:] - c[:, :2]).T, (s[:, 2:] - s[:, :2]).T
+    pts = np.stack([c[:, 0, None] + u * cx[:, None], c[:, 1, None] + u * cy[:, None]], -1)
+    on = (den > 0) & (pts >= 0).all(-1) & (pts <= SIZE).all(-1)
+    along = np.minimum(np.minimum(abs(u), abs(1 - u)) * np.hypot(cx, cy)[:, None],
+                       np.minimum(abs(v), abs(1 - v)) * np.hypot(sx, sy)[None])
+    ang = np.degrees(abs(np.arctan2(cy, cx)[:, None] - np.arctan2(sy, sx)[None])) % 180.0
+    n, m = len(c), len(s)
+    miss = np.minimum(point_segment_distances(c.reshape(-1, 2), s).reshape(n, 2, m).min(1),
+                      point_segment_distances(s.reshape(-1, 2), c).reshape(m, 2, n).min(1).T)
+    return miss, np.where(on, along, np.inf), np.where(hit, np.minimum(ang, 180.0 - ang), np.inf), hit, pts
+
+
+RULE_MIN = {"near_miss": lambda lv: NEAR_MISS_PX, "end_along": lambda lv: END_ALONG_PX,
+            "angle": lambda lv: ANGLE_DEG[lv], "spacing": lambda lv: SPACING_PX[lv]}
+
+
+def rules(scene: Scene) -> dict[str, float]:
+    """The smallest value of every scene-wide legibility rule (a rule with no instance reads as the canvas size)."""
+    segs = np.asarray(scene.segments, float)
+    miss, along, ang, hit, pts = _pairs(segs, segs)
+    iu = np.triu_indices(len(segs), 1)
+    p = pts[iu][hit[iu]]
+    return {"near_miss": float(miss[iu].min()), "end_along": float(np.min(along[iu], initial=SIZE)),
+            "angle": float(np.min(ang[iu], initial=SIZE)),
+            "spacing": float(np.min(pdist(p), initial=SIZE)) if len(p) > 1 else float(SIZE)}
+
+
+def broken_rule(scene: Scene) -> str | None:
+    if any(length(s) < MIN_LEN_PX or not all(LO <= c <= HI for c in s) for s in scene.segments):
+        return "segment_box"
+    return next((k for k, v in rules(scene).items() if v < RULE_MIN[k](scene.level)), None)
+
+
+def along_a(scene: Scene) -> list[tuple[Fraction, int]]:
+    """(u along A, other segment) for every crossing on A, in travel order from the dot."""
+    return sorted((u if i == 0 else v, j if i == 0 else i) for i, j, u, v in crossings(scene) if 0 in (i, j))
+
+
+def along_a_gap_px(scene: Scene) -> float:
+    us = [u for u, _ in along_a(scene)]
+    return min((float(b - a) * length(scene.segments[0]) for a, b in zip(us, us[1:])), default=float(SIZE))
+
+
+def _split(lines, segs) -> tuple[np.ndarray, np.ndarray]:
+    """Per line (rows x0, y0, x1, y1): the smallest distance from it to an end of `segs`, and how many of `segs`
+    have their ends strictly on opposite sides of it (exact on integers)."""
+    s = np.asarray(segs, float).reshape(-1, 4)
+    o0, o1 = line_offsets(lines, s[:, :2]), line_offsets(lines, s[:, 2:])
+    return np.minimum(abs(o0), abs(o1)).min(1, initial=np.inf), (o0 * o1 < 0).sum(1)
+
+
+def _others_of_d(scene: Scene) -> list:
+    return [s for k, s in enumerate(scene.segments) if k != 3]
+
+
+def line_d_gap_px(scene: Scene) -> float:
+    return float(_split([scene.segments[3]], _others_of_d(scene))[0][0])
+
+
+def highest_gap_px(scene: Scene) -> float:
+    ys = sorted(point_at(scene.segments[i], u)[1] for i, _, u, _ in crossings(scene))
+    return ys[1] - ys[0] if len(ys) >= 2 else 0.0
+
+
+def _label_at(s, e: int) -> tuple[float, float]:
+    """Centre of a letter `LABEL_OFF_PX` beyond end e of segment s, along the segment."""
+    (ax, ay), (bx, by) = (s[2:], s[:2]) if e == 0 else (s[:2], s[2:])
+    f = LABEL_OFF_PX / length(s)
+    return (bx + (bx - ax) * f, by + (by - ay) * f)
+
+
+def label_boxes(scene: Scene) -> list[tuple[float, float]]:
+    return [_label_at(s, e) for s, e in zip(scene.segments, scene.label_end)]
+
+
+def _box(c):
+    return box(c[0] - LABEL_HALF_PX, c[1] - LABEL_HALF_PX, c[0] + LABEL_HALF_PX, c[1] + LABEL_HALF_PX)
+
+
+def label_ok(scene: Scene, k: int, centre, placed, lines) -> bool:
+    """The letter's box lies in the safe area, `LABEL_CLEAR_PX` from every other segment (and A's dot), apart
+    from the letters placed before it, and its own end is plainly the nearest (`LABEL_OWN_PX`)."""
+    x, y = centre
+    lo, hi = SAFE_BORDER_PX + 1 + LABEL_HALF_PX, SIZE - SAFE_BORDER_PX - 1 - LABEL_HALF_PX
+    if not (lo <= x <= hi and lo <= y <= hi):
+        return False
+    b = _box(centre)
+    near = shapely.distance(b, lines) < LABEL_CLEAR_PX + 1.5
+    near[k] = False
+    if near.any() or (k != 0 and b.distance(Point(scene.segments[0][:2])) < LABEL_CLEAR_PX + DOT_PX):
+        return False
+    if any(math.dist(centre, p) < LABEL_OWN_PX for j, s in enumerate(scene.segments) if j != k
+           for p in (s[:2], s[2:])):
+        return False
+    return not any(b.distance(o) < LABEL_GAP_PX for o in placed)
+
+
+def _lines(scene: Scene):
+    return shapely.linestrings(np.asarray(scene.segments, float).reshape(-1, 2, 2))
+
+
+def labels_fit(scene: Scene) -> bool:
+    placed, lines = [], _lines(scene)
+    for k, c in enumerate(label_boxes(scene)):
+        if not label_ok(scene, k, c, placed, lines):
+            return False
+        placed.append(_box(c))
+    return True
+
+
+def _fix_labels(s: Scene) -> Scene:
+    """Each letter at its drawn end if it fits there, else at the other end."""
+    placed, ends, lines = [], list(s.label_end), _lines(s)
+    for k, seg in enumerate(s.segments):
+        ends[k] = next((e for e in (ends[k], 1 - ends[k]) if label_ok(s, k, _label_at(seg, e), placed, lines)),
+                       ends[k])
+        placed.append(_box(_label_at(seg, ends[k])))
+    return replace(s, label_end=tuple(ends))
+
+
+# --- answers -----------------------------------------------------------------------------------------------------
+
+def letters(scene: Scene) -> tuple[str, ...]:
+    return tuple(LETTERS[:len(scene.segments)])
+
+
+def crossing_count(scene: Scene) -> Count:
+    return Count(len(crossings(scene)))
+
+
+def b_crosses_c(scene: Scene) -> Choice:
+    return Choice(YES if cross(scene.segments[1], scene.segments[2]) else NO, (YES, NO))
+
+
+def most_crossed(scene: Scene) -> Choice:
+    return Choice(letters(scene)[int(np.argmax(degrees(scene)))], letters(scene))
+
+
+def top_gap(scene: Scene) -> int:
+    deg = sorted(degrees(scene), reverse=True)
+    return deg[0] - deg[1]
+
+
+def crossed_along_a(scene: Scene, reverse: bool = False) -> Ordered:
+    names = [letters(scene)[k] for _, k in along_a(scene)]
+    return Ordered(tuple(reversed(names) if reverse else names), "the order you cross them", letters(scene)[1:])
+
+
+def crossed_by_d(scene: Scene) -> Count:
+    """How many other segments segment D crosses (Q5 asks it of the stretched D)."""
+    return Count(degrees(scene)[3], 0, len(scene.segments) - 1)
+
+
+def straddling_line_d(scene: Scene) -> int:
+    """Independent route to Q5: segments whose ends lie strictly on opposite sides of D's line."""
+    return int(_split([scene.segments[3]], _others_of_d(scene))[1][0])
+
+
+def highest_pair(scene: Scene) -> Record:
+    i, j, _, _ = min(crossings(scene), key=lambda c: point_at(scene.segments[c[0]], c[2])[1])
+    pair = (letters(scene)[i], letters(scene)[j])
+    return Record((("pair", Ordered(pair, "alphabetical order", letters(scene), as_set=True)),))
+
+
+def edit(scene: Scene) -> Scene:
+    """Q5's edit: D stretched `STRETCH` lengths beyond each end, on its own line (integer endpoints)."""
+    x0, y0, x1, y1 = scene.segments[3]
+    dx, dy = x1 - x0, y1 - y0
+    d = (x0 - STRETCH * dx, y0 - STRETCH * dy, x1 + STRETCH * dx, y1 + STRETCH * dy)
+    return replace(scene, segments=scene.segments[:3] + (d,) + scene.segments[4:])
+
+
+counterfactual = crossed_by_d
+
+
+# --- ladder ------------------------------------------------------------------------------------------------------
+
+Q4_TEXT = ("Travel along segment A from its dotted end to its other end. List the segments you cross, in the order "
+           "you cross them.")
+
+
+def ladder(scene: Scene) -> Ladder:
+    vals = rules(scene)
+    bc = np.asarray(scene.segments[1:3], float)
+    miss, along, _, _, _ = _pairs(bc[:1], bc[1:])
+    rungs = (
+        Question(1, "crossing_count", "How many points are there where two of the drawn segments cross each other? "
+                 "Count only where the drawn lines themselves cross; no three segments cross at one point.",
+                 crossing_count(scene),
+                 Margin(vals["end_along"], "px", END_ALONG_PX, "a line meeting point near a segment end")),
+        Question(2, "b_crosses_c", "Do segments B and C cross each other?", b_crosses_c(scene),
+                 Margin(float(min(miss[0, 0], along[0, 0], SIZE)), "px", NEAR_MISS_PX,
+                        "B and C close to touching at an end")),
+        Question(3, "most_crossed", "Which segment crosses the largest number of other segments?",
+                 most_crossed(scene), Margin(float(top_gap(scene)), "crossings", 1.0,
+                                             "two segments tied for the most crossings")),
+        Question(4, "crossed_along_a", Q4_TEXT, crossed_along_a(scene),
+                 Margin(along_a_gap_px(scene), "px", ALONG_A_PX, "two crossings on A too close to order")),
+        Question(5, "crossed_by_line_d", "If segment D were extended in both directions into an infinite straight "
+                 "line, how many of the other segments would it cross?", counterfactual(edit(scene)),
+                 Margin(line_d_gap_px(scene), "px", LINE_D_PX, "an endpoint near D's line"),
+                 edit="segment D extended into an infinite line"),
+    )
+    open_q = Question(6, "highest_crossing", "Which two segments cross at the highest crossing point in the picture "
+                      "(the one nearest the top edge)? Explain how you found it.", highest_pair(scene),
+                      Margin(highest_gap_px(scene), "px", HIGHEST_GAP_PX, "two crossings at nearly the same height"))
+    return Ladder(rungs, open_q)
+
+
+def rephrase_q4(scene: Scene) -> Question:
+    return Question(4, "crossed_along_a_reversed", "Travel along segment A from its undotted end toward the dot. "
+                    "List the segments you cross, in the order you cross them.",
+                    crossed_along_a(scene, reverse=True),
+                    Margin(along_a_gap_px(scene), "px", ALONG_A_PX, "two crossings on A too close to order"))
+
+
+# --- sampling ----------------------------------------------------------------------------------------------------
+
+def _long_enough(c: np.ndarray) -> np.ndarray:
+    """Rows of c of length >= MIN_LEN_PX with both ends in the endpoint box."""
+    return c[(np.hypot(c[:, 2] - c[:, 0], c[:, 3] - c[:, 1]) >= MIN_LEN_PX) & (c >= LO).all(1) & (c <= HI).all(1)]
+
+
+def _candidates(rng: np.random.Generator, n: int, base: float, spread: float) -> np.ndarray:
+    """n random segments (rows x0, y0, x1, y1, integer-valued) of length >= MIN_LEN_PX inside the endpoint box,
+    directions within `spread` degrees of `base`."""
+    L = rng.uniform(MIN_LEN_PX + 2, 560.0, n)
+    a = np.radians(base + rng.uniform(-spread, spread, n))
+    hx, hy = np.abs(L / 2 * np.cos(a)), np.abs(L / 2 * np.sin(a))
+    sx, sy = np.sign(np.cos(a)), np.sign(np.sin(a))
+    keep = (2 * hx <= HI - LO) & (2 * hy <= HI - LO)
+    hx, hy, sx, sy = hx[keep], hy[keep], sx[keep], sy[keep]
+    cx = LO + hx + rng.random(len(hx)) * (HI - LO - 2 * hx)
+    cy = LO + hy + rng.random(len(hy)) * (HI - LO - 2 * hy)
+    return _long_enough(np.round(np.column_stack([cx - sx * hx, cy - sy * hy, cx + sx * hx, cy + sy * hy])))
+
+
+def _compatible(c: np.ndarray, segs: list, pts: list, level: int):
+    """Which candidate rows pass every pair rule with `segs` and keep crossings `SPACING_PX` apart; also each
+    candidate's meeting points (n, len(segs), 2)."""
+    n, m = len(c), len(segs)
+    if m == 0:
+        return np.ones(n, bool), np.zeros((n, 0, 2))
+    miss, along, ang, hit, cpts = _pairs(c, np.asarray(segs, float))
+    ok = ~((miss < NEAR_MISS_PX) | (along < END_ALONG_PX) | (ang < ANGLE_DEG[level])).any(1)
+    # Each new crossing against the drawn ones and the candidate's other new ones.
+    new = np.where(hit[..., None], cpts, np.nan)
+    every = np.concatenate([new, np.broadcast_to(np.asarray(pts, float).reshape(-1, 2), (n, len(pts), 2))], 1)
+    d = np.hypot(*np.moveaxis(new[:, :, None] - every[:, None], -1, 0))
+    d[:, np.arange(m), np.arange(m)] = np.inf
+    return ok & ~(d < SPACING_PX[level]).any((1, 2)), cpts
+
+
+def _d_candidates(rng: np.random.Generator, segs: list, q5: int, n_lines: int = 300, per_line: int = 12):
+    """Candidates for D: random lines first, kept when they split the ends of exactly q5 segments `LINE_D_PX`
+    clear of every end (the line alone decides Q5), then random stretches of each kept line as segments."""
+    p = rng.uniform(LO, HI, (n_lines, 2))
+    a = rng.uniform(0, math.pi, n_lines)
+    dx, dy = np.cos(a), np.sin(a)
+    clear, n5 = _split(np.column_stack([p, p[:, 0] + dx, p[:, 1] + dy]), segs)
+    keep = np.flatnonzero((n5 == q5) & (clear >= LINE_D_PX + 2))[:40]
+    if not len(keep):
+        return np.zeros((0, 4))
+    p, dx, dy = p[keep], dx[keep], dy[keep]
+    # The stretch of each line inside the endpoint box: t in [t0, t1] from p along (dx, dy).
+    with np.errstate(divide="ignore"):
+        tx = np.sort(np.stack([(LO - p[:, 0]) / dx, (HI - p[:, 0]) / dx]), 0)
+        ty = np.sort(np.stack([(LO - p[:, 1]) / dy, (HI - p[:, 1]) / dy]), 0)
+    t0, t1 = np.maximum(tx[0], ty[0]) + 1, np.minimum(tx[1], ty[1]) - 1
+    room = t1 - t0
+    L = MIN_LEN_PX + 4 + rng.random((len(keep), per_line)) * np.clip(np.minimum(560.0, room) - MIN_LEN_PX - 4, 0,
+                                                                     None)[:, None]
+    st = t0[:, None] + rng.random((len(keep), per_line)) * np.clip(room[:, None] - L, 0, None)
+    x, y = p[:, 0, None], p[:, 1, None]
+    ex, ey = dx[:, None], dy[:, None]
+    return _long_enough(np.round(np.stack([x + st * ex, y + st * ey, x + (st + L) * ex, y + (st + L) * ey],
+                                          -1).reshape(-1, 4)))
+
+
+def _d_mask(c: np.ndarray, segs: list, cmask: np.ndarray, q5: int, moved: bool | None) -> np.ndarray:
+    """Candidates for D meeting Q5's targets: the line splits the ends of exactly q5 segments, every end
+    `LINE_D_PX` clear of it, and q5 differs from the candidate's drawn crossings exactly when `moved`."""
+    clear, n5 = _split(c, segs)
+    return (clear >= LINE_D_PX) & (n5 == q5) & (True if moved is None else ((n5 != cmask.sum(1)) == moved))
+
+
+def _plan(rng: np.random.Generator, k: int, t: dict, hub: int, d_at: int, bc: tuple[int, int]):
+    """Which pairs must (1) or must not (0) cross, -1 free: A crosses a chosen n_a, a middle hub a chosen h, the
+    two consistent on the A-hub pair and on Q2's pair when the hub is B or C, and no other segment bound to h
+    crossings or more."""
+    n_a, h = t["n_a"], t["hub_deg"]
+    # D's line splitting one segment that D does not cross leaves D crossing none, so not A either.
+    pool_a = np.array([x for x in range(1, k) if x != d_at] if t["moved"] and t["q5"] == 1 else range(1, k))
+    keys = (0, 2) if t["t3"] in (1, 2) else (0,)          # the hub's pairs fixed by A's plan and by Q2
+    pool = np.array([x for x in range(k) if x != hub and x not in keys], int)
+    others = np.arange(k) != hub
+    # D crosses at most q5 segments (its line splits every one it crosses), fewer when Q5 must differ.
+    d_room = t["q5"] - bool(t["moved"]) if d_at != hub else k
+    if n_a > len(pool_a):
+        return None
+    for _ in range(20):
+        want = np.full((k, k), -1)
+        want[0, 1:] = 0
+        want[0, rng.choice(pool_a, n_a, replace=False)] = 1
+        if hub != 0:
+            fixed = [int(want[0, hub]), int(t["q2"])][:len(keys)]
+            n_rest = h - sum(fixed)
+            if not 0 <= n_rest <= len(pool):
+                continue
+            want[hub, :] = 0
+            want[hub, rng.choice(pool, n_rest, replace=False)] = 1
+            want[hub, list(keys)] = fixed
+        want = np.where(want >= 0, want, want.T)
+        want[np.arange(k), np.arange(k)] = -1
+        low = (want == 1).sum(1)                  # crossings each segment is already bound to
+        if t["q2"] and want[bc] < 0:
+            low[list(bc)] += 1
+        if (low[others] < h).all() and low[d_at] <= d_room:
+            return want
+    return None
+
+
+def _try(rng: np.random.Generator, level: int, k: int, t: dict):
+    """One construction, segment by segment, each the first of a batch of candidates that passes every pair rule
+    and the plan (`_plan`): A first; the hub (the segment meant to be the most crossed: A itself, or the second
+    segment built, which takes letter t3) crosses exactly `hub_deg` segments and every other stays below that;
+    D is built last from candidate lines that meet Q5's targets, unless D is the hub, whose line is then checked
+    against each later segment. Returns a scene meeting every target and rule, or None."""
+    base, spread = float(rng.uniform(0, 180)), float(rng.choice([60.0, 90.0]))
+    t3, h, q2, q5 = t["t3"], t["hub_deg"], t["q2"], t["q5"]
+    hub = 0 if t3 == 0 else 1
+    b_at, c_at = {1: (1, 2), 2: (2, 1)}.get(t3, (2, 3) if hub == 1 else (1, 2))
+    d_at = 1 if t3 == 3 else k - 1          # D is built last, with its Q5 targets, unless it is the hub
+    want = _plan(rng, k, t, hub, d_at, (b_at, c_at))
+    if want is None:        # 20 random plans failing means the targets admit none: drawing again will not help
+        raise Reject("no_plan_for_targets")
+    segs, pts, deg, n5_d = [], [], np.zeros(0, int), 0
+    for idx in range(k):
+        last_d = idx == k - 1 == d_at
+        for _ in range(3 if last_d else 1):     # D, the most constrained, gets fresh candidates twice
+            c = _d_candidates(rng, segs, q5) if last_d else _candidates(rng, 80, base, spread)
+            if idx in (0, hub):
+                c = c[np.hypot(c[:, 2] - c[:, 0], c[:, 3] - c[:, 1]) >= 380.0]
+            # The plan and Q5's targets first (cheap, and they keep few candidates), then the pair rules.
+            cmask = _hit(*segment_meets(c, np.asarray(segs, float).reshape(-1, 4)))
+            ok = np.ones(len(c), bool)
+            for j in range(idx):
+                if want[idx, j] >= 0:
+                    ok &= cmask[:, j] == bool(want[idx, j])
+            if idx == max(b_at, c_at):
+                ok &= cmask[:, min(b_at, c_at)] == q2
+            # Every segment but the hub stays below h crossings.
+            ok &= ((deg[None, :] + cmask)[:, [j for j in range(idx) if j != hub]] < h).all(1)
+            if idx != hub:
+                ok &= cmask.sum(1) < h
+            if last_d:
+                ok &= _d_mask(c, segs, cmask, q5, t["moved"])
+            if d_at == 1 and idx == 1:         # D as the hub: its line against A
+                ok &= _d_mask(c, segs, cmask, 1, None) | _d_mask(c, segs, cmask, 0, None)
+            if d_at == 1 and idx > 1:          # ... and against every later segment, adding up to Q5
+                o0, o1 = line_offsets([segs[1]], c[:, :2])[0], line_offsets([segs[1]], c[:, 2:])[0]
+                n5 = n5_d + (o0 * o1 < 0)
+                ok &= (np.minimum(abs(o0), abs(o1)) >= LINE_D_PX) & (n5 <= q5) & ((n5 == q5) | (idx < k - 1))
+            c, cmask = c[ok], cmask[ok]
+            fine, cpts = _compatible(c, segs, pts, level)
+            hits = np.flatnonzero(fine)
+            if len(hits):
+                break
+        if not len(hits):
+            return None
+        i = int(hits[0])
+        segs.append(tuple(int(v) for v in c[i]))
+        pts += [tuple(p) for p in cpts[i][cmask[i]]]
+        if d_at == 1 and idx >= 1:
+            n5_d = int(_split([segs[1]], segs[:1] + segs[2:])[1][0])
+        deg = np.append(deg + cmask[i], cmask[i].sum())
+    rest = [x for x in range(1, k) if x not in (b_at, c_at, d_at)]
+    rest = [rest[i] for i in rng.permutation(len(rest))]
+    if t3 >= 4:                        # the hub gets letter t3
+        rest.remove(hub)
+        rest.insert(t3 - 4, hub)
+    order = [0, b_at, c_at, d_at] + rest
+    ends = [int(e) for e in rng.integers(0, 2, size=k)]
+    s = _fix_labels(Scene(level, tuple(segs[x] for x in order), tuple(ends)))
+    if labels_fit(s) and highest_gap_px(s) >= HIGHEST_GAP_PX and along_a_gap_px(s) >= ALONG_A_PX and \
+            broken_rule(s) is None:
+        return s
+    return None
+
+
+def targets(rng: np.random.Generator, k: int) -> dict:
+    """Q3's letter uniform over the K letters; |Q4| = n_a over what that letter allows; the hub's crossings h;
+    B-C 50/50; Q5 over 1-4 and 'Q5 differs from D's drawn crossings' in 65% where both are possible. D as the hub:
+    Q5 in 3-4 (D must outrun A's n_a = 2 crossings) and equal to D's drawn crossings or not, as the line falls."""
+    t3 = int(rng.integers(k))
+    q2 = bool(rng.random() < 0.5)
+    if t3 == 3:
+        return dict(t3=t3, q2=q2, q5=int(rng.integers(3, 5)), moved=None, hub_deg=3, n_a=2)
+    # At K = 5 a segment other than A can outrun at most 3 crossings on A, so there the larger |Q4| are drawn more
+    # often where they are possible, to even out |Q4| over the level mix.
+    if t3 == 0:
+        n_a = h = int(rng.choice([2, 3, 4], p=[0.15, 0.25, 0.6] if k == 5 else None))
+    else:
+        top = k - 1 - (t3 in (1, 2) and not q2)      # a hub B (or C) that must miss C (or B)
+        n_a = min(int(rng.choice([2, 3], p=[0.3, 0.7])) if k == 5 else int(rng.integers(2, 5)), top - 1)
+        h = int(rng.integers(n_a + 1, min(n_a + 2, top) + 1))
+    # D stays below the hub's h crossings: Q5 = D's drawn crossings needs Q5 < h; Q5 = 1 above D's drawn
+    # crossings leaves D crossing nothing, so A needs n_a crossers besides D. Q5 = 1 is the hardest to build and
+    # drawn more often, so that accepted items come out near uniform.
+    q5 = int(rng.choice([1, 2, 3, 4], p=[0.34, 0.26, 0.2, 0.2]))
+    can = [m for m in (True, False) if (m or q5 < h) and not (m and q5 == 1 and n_a > k - 2)]
+    moved = can[0] if len(can) == 1 else bool(rng.random() < 0.65)
+    return dict(t3=t3, q2=q2, q5=q5, moved=moved, hub_deg=h, n_a=n_a)
+
+
+def sample(rng: np.random.Generator, level: int) -> Scene:
+    """Targets first (`targets`), then scenes are built for them (`_try`) until one meets every target and rule."""
+    if level not in (1, 2, 3):
+        raise ValueError(f"line_intersection: level must be 1, 2 or 3, got {level!r}")
+    k = {1: 5, 2: int(rng.integers(5, 7)), 3: int(rng.integers(6, 9))}[level]
+    t = targets(rng, k)
+    for _ in range(20):
+        s = _try(rng, level, k, t)
+        if s is not None:
+            return s
+    raise Reject("no_layout_for_targets")
+
+
+# --- minimal pair ------------------------------------------------------------------------------------------------
+
+def _moved(scene: Scene, x: int, end: int, v: Fraction, past: bool) -> tuple[float, Scene]:
+    """X's end `end` moved along X past (or short of) its meeting point with A at parameter v, to `END_ALONG_PX`
+    + 3 px from it, or farther where X meets A at a shallow angle so the end stays `NEAR_MISS_PX` + 3 px from A.
+    Returns (the distance moved, px, the moved scene)."""
+    a, s = scene.segments[0], scene.segments[x]
+    sin = abs((a[2] - a[0]) * (s[3] - s[1]) - (a[3] - a[1]) * (s[2] - s[0])) / (length(a) * length(s))
+    step = max(END_ALONG_PX + 3, (NEAR_MISS_PX + 3) / sin) / length(s)
+    t = float(v) + (step if (end == 1) == past else -step)
+    p = point_at(s, t)
+    new = (round(p[0]), round(p[1])) + s[2:] if end == 0 else s[:2] + (round(p[0]), round(p[1]))
+    return abs(t - end) * length(s), replace(scene, segments=scene.segments[:x] + (new,) + scene.segments[x + 1:])
+
+
+def minimal_pair(scene: Scene) -> Scene:
+    """One endpoint of a segment X != A moved along X so that exactly one crossing on A appears or disappears:
+    if |Q4| >= 3 the end of X's shorter part pulled back across A, if |Q4| <= 3 the nearer end of a segment whose
+    line meets A's interior pushed across A. The smallest move whose scene passes every rule (ties: letter order)."""
+    n, a = len(along_a(scene)), scene.segments[0]
+    q1, q4 = len(crossings(scene)), crossed_along_a(scene)
+    moves = []
+    for x in range(1, len(scene.segments)):
+        uv = meet(a, scene.segments[x])
+        if uv is None or not 0 < uv[0] < 1:
+            continue
+        v = uv[1]
+        if 0 < v < 1 and n >= 3:
+            moves.append((*_moved(scene, x, 0 if v < Fraction(1, 2) else 1, v, past=False), x))
+        elif not 0 < v < 1 and n <= 3:
+            moves.append((*_moved(scene, x, 0 if v <= 0 else 1, v, past=True), x))
+    for _, s, _ in sorted(moves, key=lambda m: (m[0], m[2])):
+        if broken_rule(s) or not labels_fit(s) or abs(len(crossings(s)) - q1) != 1:
+            continue
+        lad = ladder(s)
+        if lad.failing_margins() or lad.rungs[3].answer.key() == q4.key() or not 2 <= len(along_a(s)) <= 4:
+            continue
+        return s
+    raise Reject("no_minimal_pair")
+
+
+# --- drawing -----------------------------------------------------------------------------------------------------
+
+def draw(scene: Scene, canvas: Canvas) -> None:
+    if broken_rule(scene) or not labels_fit(scene):
+        raise Reject("layout")
+    names = letters(scene)
+    for k, s in enumerate(scene.segments):
+        col = BLACK if scene.level == 3 else COLOURS[k]
+        shapes.line(canvas, s[:2], s[2:], Style(stroke=col, width_px=3.0), owner=names[k])
+    shapes.circle(canvas, scene.segments[0][:2], DOT_PX, Style(stroke=BLACK, fill=BLACK, width_px=1.0), owner="A")
+    for k, c in enumerate(label_boxes(scene)):
+        col = BLACK if scene.level == 3 else COLOURS[k]
+        draw_text_px(canvas, names[k], c, LABEL.with_(font_px=20.0, text=col))
+
+
+DOMAIN = Domain(
+    id="line_intersection", family="plane", title="Line intersection",
+    scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
+    description="Lettered straight segments: count the crossings, whether B and C cross, the most-crossed segment, "
+                "the segments met along A from its dot, and how many segments D's infinite line would cross.",
+    balance_keys=("crossing_count", "b_crosses_c", "most_crossed", "crossed_by_line_d"),
+    minimal_pair=minimal_pair, minimal_pair_keeps_q1=False, rephrase_q4=rephrase_q4, rephrase_map="reversal",
+)

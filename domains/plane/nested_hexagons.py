@@ -1,0 +1,462 @@
+"""Nested hexagons: H1 is a regular hexagon (random rotation, stated side); each next hexagon has its corners a
+fraction t_i = k_i/n_i of the way along the sides of the one around it (all six in the same rotational sense), so
+it shrinks by sqrt(a_i), a_i = 1 - t_i + t_i^2, and turns counter-clockwise by delta_i = arg((1 - t_i) + t_i w),
+w = exp(i pi/3). Tick marks divide the parents' sides (level 3: only H1, H3, H5, ...). The ladder walks count ->
+is the innermost parallel to H1 -> H2's side -> innermost side vs a stated fraction h of H1's -> turn direction
+after H2 is moved to the midpoints; the open question asks for the innermost hexagon's turn.
+
+Exactness: parallelism (the summed turn a multiple of 60 degrees) and the 30-degree ties are decided on the product
+of the Eisenstein integers (n_i - k_i) + k_i w (`grip.geometry.eisenstein_turn_class`), never on a float sum.
+Ambiguity boundaries: a turn within `TURN_GAP_DEG` of parallel that is not exactly parallel (Q2); the innermost side
+ratio within `RATIO_GAP` of h (Q4); the edited turn within `TURN_GAP_DEG` of 0, 30 or 60 degrees (Q5).
+h depends on N (2/3, 1/2, 2/5 for N = 5, 7, 9) so that Q4 keeps both answers at every count.
+Legibility: the open question's turn is computed from the ticks at levels 1-2 (+-2 deg); at level 3 half the
+fractions must be judged by eye, so its tolerance is widened to +-4 deg (`TURN_TOL_DEG`). The innermost hexagon is
+not labelled with its number (that label would state Q1's answer). Crowding: every corner triangle has inradius
+>= `OUTLINE_CLEAR_PX` and non-consecutive outlines stay that far apart (Q1's margin); ticks are drawn in their
+hexagon's own colour, 10 px, each half shortened where it would come within `TICK_CLEAR_PX` of another hexagon's
+outline, and a scene whose shortened tick falls below `TICK_MIN_PX`, or whose ticks of two hexagons come within
+`TICK_CLEAR_PX`, is rejected (the open question's margin). The legibility test runs before a scene is returned, so
+the balance targets are still drawn first.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from functools import lru_cache
+from itertools import combinations_with_replacement
+
+import numpy as np
+from scipy.special import gammaln
+from shapely.geometry import LineString, Point, Polygon
+
+from grip.answers import Choice, Count, Number, Record
+from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.geometry import (corner_triangles, eisenstein_product, eisenstein_turn_class, nest, outline_gap,
+                           fitted_ticks, regular_polygon, regular_ratio_sq, regular_turn_deg, tick_stats,
+                           triangle_inradius)
+from grip.renderers import shapes
+from grip.renderers.canvas import Canvas
+from grip.renderers.style import BLACK, GREY_DARK, LABEL, OKABE_ITO, TEXT, Style
+from grip.renderers.text import draw_text_px, place_label, text_box_px, text_size
+
+SIDES_CM = (6, 8, 10, 12)
+COUNTS = (5, 7, 9)
+H_BY_N = {5: Fraction(2, 3), 7: Fraction(1, 2), 9: Fraction(2, 5)}
+H_WORDS = {5: ("two thirds", 3, 2), 7: ("one half", 2, 1), 9: ("two fifths", 5, 2)}   # words, q, p (h = p/q)
+DIVISIONS = {1: (2, 3, 4, 6), 2: (2, 3, 4, 5, 6), 3: (2, 3, 4, 5, 6)}
+TURN_GAP_DEG, RATIO_GAP = 4.0, 0.02
+TURN_TOL_DEG = {1: 2.0, 2: 2.0, 3: 4.0}
+INNER_MIN_PX, TICK_GAP_PX, TICK_PX = 100.0, 14.0, 10.0
+OUTLINE_CLEAR_PX = 8.0                       # corner-triangle inradius and gap between non-consecutive outlines
+TICK_CLEAR_PX = 3.0                          # every tick point keeps this far from other outlines and their ticks
+TICK_MIN_PX = 6.0                            # a tick shortened near another outline keeps at least this length
+CENTER = (384.0, 384.0)
+TRIES = 300                                  # tries per target before the sampler rejects
+LEADER_CLEAR_PX = 18.0                       # H2's leader dot and crossing keep this far from H1
+HALF = Fraction(1, 2)
+YES, NO, LONGER, SHORTER, CW, CCW = "yes", "no", "longer", "shorter", "clockwise", "counterclockwise"
+DIR_ALIASES = (("cw", CW), ("ccw", CCW), ("anticlockwise", CCW), ("anti-clockwise", CCW),
+               ("counter-clockwise", CCW))
+COLOURS = (BLACK, OKABE_ITO["blue"])
+
+
+@dataclass(frozen=True)
+class Scene:
+    level: int                      # 1..3: divisions, ticks (level 3: odd hexagons only), tolerances
+    side_cm: int                    # H1's stated side, one of SIDES_CM
+    radius_px: float                # H1's circumradius (= side), 320..340 px
+    rotation_deg: float             # angle of H1's first vertex, 0..60 degrees counter-clockwise from +x
+    divisions: tuple[int, ...]      # n_i for H_{i+1} inside H_i, i = 1..N-1
+    ticks: tuple[int, ...]          # k_i, 1..n_i - 1: H_{i+1}'s corners at t_i = k_i/n_i; t_1 != 1/2
+
+
+# --- exact quantities --------------------------------------------------------------------------------------------
+
+def fractions_t(scene: Scene) -> list[Fraction]:
+    return [Fraction(k, n) for k, n in zip(scene.ticks, scene.divisions)]
+
+
+def side_ratio(ts) -> float:
+    """Innermost side / outer side: prod sqrt(a_i)."""
+    return math.sqrt(float(math.prod(regular_ratio_sq(6, t) for t in ts)))
+
+
+def turn_mod60(ts) -> float:
+    """Summed turn modulo 60 degrees, with the exact classes 0 and 30 returned exactly."""
+    cls = eisenstein_turn_class(eisenstein_product(ts))
+    if cls == "0":
+        return 0.0
+    if cls == "30":
+        return 30.0
+    return sum(regular_turn_deg(6, t) for t in ts) % 60.0
+
+
+def parallel_gap_deg(ts) -> float:
+    """Distance of the summed turn from the nearest multiple of 60 degrees (0 when exactly parallel)."""
+    m = turn_mod60(ts)
+    return min(m, 60.0 - m)
+
+
+def direction_gap_deg(ts) -> float:
+    """Distance of the summed turn (mod 60) from 0, 30 and 60 degrees: how clearly it is cw or ccw."""
+    m = turn_mod60(ts)
+    return min(m, abs(m - 30.0), 60.0 - m)
+
+
+def layout(scene: Scene) -> list[tuple[tuple[float, float], ...]]:
+    outer = regular_polygon(CENTER, scene.radius_px, 6, scene.rotation_deg)
+    return nest(outer, [float(t) for t in fractions_t(scene)])
+
+
+def ticked(scene: Scene) -> list[int]:
+    """Indices (0-based) of the parent hexagons whose sides carry ticks."""
+    return [i for i in range(len(scene.ticks)) if scene.level < 3 or i % 2 == 0]
+
+
+def sides_px(scene: Scene) -> list[float]:
+    return [math.dist(h[0], h[1]) for h in layout(scene)]
+
+
+def min_inradius_px(scene: Scene) -> float:
+    hx = layout(scene)
+    return min(triangle_inradius(*tri) for i in range(len(hx) - 1) for tri in corner_triangles(hx[i], hx[i + 1]))
+
+
+def outline_clearance_px(scene: Scene) -> float:
+    """How far apart the outlines stay where they do not touch by construction: the smallest corner-triangle
+    inradius between consecutive hexagons and the smallest gap between non-consecutive ones (px)."""
+    hx = layout(scene)
+    gaps = [outline_gap(hx[i], hx[j]) for i in range(len(hx)) for j in range(i + 2, len(hx))]
+    return min([min_inradius_px(scene)] + gaps)
+
+
+def drawn_ticks(scene: Scene) -> list:
+    """The tick marks as drawn: `TICK_PX` long, each half shortened where it would come within `TICK_CLEAR_PX` of
+    another hexagon's outline ((end, end, hexagon index) in px)."""
+    return fitted_ticks(layout(scene), scene.divisions, ticked(scene), fractions_t(scene), TICK_PX, TICK_CLEAR_PX)
+
+
+def tick_legibility_px(scene: Scene) -> float:
+    """The tick rule as one margin against `TICK_CLEAR_PX`: the smallest distance between ticks of different
+    hexagons, and the shortest tick's excess over `TICK_MIN_PX` added to the clearance (a tick shorter than
+    `TICK_MIN_PX` fails)."""
+    shortest, apart = tick_stats(drawn_ticks(scene))
+    return min(apart, TICK_CLEAR_PX + shortest - TICK_MIN_PX)
+
+
+def min_tick_gap_px(scene: Scene) -> float:
+    s = sides_px(scene)
+    return min(s[i] / scene.divisions[i] for i in ticked(scene))
+
+
+def legible(scene: Scene) -> bool:
+    return (sides_px(scene)[-1] >= INNER_MIN_PX and min_tick_gap_px(scene) >= TICK_GAP_PX
+            and outline_clearance_px(scene) >= OUTLINE_CLEAR_PX and tick_legibility_px(scene) >= TICK_CLEAR_PX)
+
+
+# --- sampling ----------------------------------------------------------------------------------------------------
+
+def _values(level: int) -> dict[Fraction, list[tuple[int, int]]]:
+    """Reduced fraction -> its (n, k) spellings on the level's tick grids."""
+    out: dict[Fraction, list[tuple[int, int]]] = {}
+    for n in DIVISIONS[level]:
+        for k in range(1, n):
+            out.setdefault(Fraction(k, n), []).append((n, k))
+    return out
+
+
+@lru_cache(maxsize=None)
+def multisets(level: int, m: int):
+    """Every multiset of m fractions of the level, as (values, index rows, side ratio, distance of the turn from
+    parallel in degrees (exactly 0 when parallel), probability under independent uniform draws of n_i then k_i).
+    Sampling rows by probability within a target's rows draws the fractions from their distribution given the
+    targets. Float sums only pick the near-parallel candidates; the Eisenstein test decides them."""
+    spell = _values(level)
+    vals = sorted(spell)
+    divs = DIVISIONS[level]
+    p_one = np.array([sum(1 / len(divs) / (n - 1) for n, _ in spell[t]) for t in vals])
+    rows = np.array(list(combinations_with_replacement(range(len(vals)), m)), dtype=np.int64)
+    log_a = np.log([float(regular_ratio_sq(6, t)) for t in vals])
+    ratio = np.exp(0.5 * log_a[rows].sum(axis=1))
+    turn = np.array([regular_turn_deg(6, t) for t in vals])[rows].sum(axis=1) % 60.0
+    gap = np.minimum(turn, 60.0 - turn)
+    for r in np.flatnonzero(gap < 1e-6):
+        if eisenstein_turn_class(eisenstein_product([vals[i] for i in rows[r]])) == "0":
+            gap[r] = 0.0
+    counts = np.stack([(rows == i).sum(axis=1) for i in range(len(vals))], axis=1)
+    perms = np.exp(gammaln(m + 1) - gammaln(counts + 1).sum(axis=1))   # orderings of each multiset
+    prob = perms * np.prod(p_one[rows], axis=1)
+    return vals, rows, ratio, gap, prob
+
+
+def parallel_sets(level: int, m: int) -> list[tuple[Fraction, ...]]:
+    """The multisets of m fractions whose innermost hexagon is exactly parallel to H1."""
+    vals, rows, _, gap, _ = multisets(level, m)
+    return [tuple(vals[i] for i in rows[r]) for r in np.flatnonzero(gap == 0.0)]
+
+
+def sample(rng: np.random.Generator, level: int) -> Scene:
+    if level not in (1, 2, 3):
+        raise ValueError(f"nested_hexagons: level must be 1..3, got {level}")
+    # Targets first: N uniform, Q4 uniform within N, (Q2, Q5) uniform within (N, Q4).
+    n_hex = int(rng.choice(COUNTS))
+    q4 = (LONGER, SHORTER)[int(rng.integers(2))]
+    q2 = (YES, NO)[int(rng.integers(2))]
+    q5 = (CW, CCW)[int(rng.integers(2))]
+    for _ in range(TRIES):
+        s = build(rng, level, n_hex, q2, q4, q5)
+        if s is not None:
+            return s
+    raise Reject("no_scene_for_cell")
+
+
+def build(rng: np.random.Generator, level: int, n_hex: int, q2: str, q4: str, q5: str) -> Scene | None:
+    """One try at a scene with the target answers (None when the draw misses). A parallel innermost comes from
+    the exact list `parallel_sets`; the order is then chosen so that H2's fraction gives the Q5 target."""
+    h, m, values = H_BY_N[n_hex], n_hex - 1, _values(level)
+    vals, rows, ratio, gap, prob = multisets(level, m)
+    half = vals.index(HALF)
+    side = ratio > float(h) + RATIO_GAP + 1e-9 if q4 == LONGER else ratio < float(h) - RATIO_GAP - 1e-9
+    turn = gap == 0.0 if q2 == YES else gap >= TURN_GAP_DEG
+    pool = np.flatnonzero(side & turn & (rows != half).any(axis=1))
+    if not len(pool):
+        return None
+    w = prob[pool]
+    ts = [vals[i] for i in rows[pool[int(np.searchsorted(np.cumsum(w), rng.random() * w.sum()))]]]
+    ts = [ts[i] for i in rng.permutation(m)]
+    firsts = [i for i, t in enumerate(ts) if t != HALF and direction_gap_deg([HALF] + ts[:i] + ts[i + 1:])
+              >= TURN_GAP_DEG and _direction([HALF] + ts[:i] + ts[i + 1:]) == q5]
+    if not firsts:
+        return None
+    i = firsts[int(rng.integers(len(firsts)))]
+    ts = [ts[i]] + ts[:i] + ts[i + 1:]
+    spelled = [values[t][int(rng.integers(len(values[t])))] for t in ts]
+    s = Scene(level, int(rng.choice(SIDES_CM)), float(rng.uniform(320, 340)), float(rng.uniform(0, 60)),
+              tuple(n for n, _ in spelled), tuple(k for _, k in spelled))
+    return s if legible(s) else None
+
+
+# --- answers ----------------------------------------------------------------------------------------------------
+
+def _direction(ts) -> str:
+    m = turn_mod60(ts)
+    if m in (0.0, 30.0):
+        raise Reject("turn_tie")
+    return CCW if m < 30.0 else CW
+
+
+def hexagon_count(scene: Scene) -> Count:
+    return Count(len(scene.ticks) + 1, low=1, high=12)
+
+
+def innermost_parallel(scene: Scene) -> Choice:
+    return Choice(YES if turn_mod60(fractions_t(scene)) == 0.0 else NO, (YES, NO))
+
+
+def h2_side_cm(scene: Scene) -> Number:
+    v = scene.side_cm * math.sqrt(float(regular_ratio_sq(6, fractions_t(scene)[0])))
+    return Number(round(v, 2), 0.02, "cm", decimals=2, tol_kind="rel", low=0.0)
+
+
+def innermost_vs_h(scene: Scene) -> Choice:
+    h = H_BY_N[len(scene.ticks) + 1]
+    return Choice(LONGER if side_ratio(fractions_t(scene)) > float(h) else SHORTER, (LONGER, SHORTER))
+
+
+def turn_direction(scene: Scene) -> Choice:
+    """Which way the innermost hexagon is turned from H1 (the smaller turn, under 30 degrees)."""
+    return Choice(_direction(fractions_t(scene)), (CW, CCW), DIR_ALIASES)
+
+
+def innermost_turn(scene: Scene) -> Record:
+    v = parallel_gap_deg(fractions_t(scene))
+    return Record((("turn", Number(round(v), TURN_TOL_DEG[scene.level], "deg", decimals=0, low=0.0, high=30.0)),))
+
+
+def edit(scene: Scene) -> Scene:
+    """Move H2's corners to the midpoints of H1's sides; deeper hexagons keep their own fractions."""
+    return replace(scene, divisions=(2,) + scene.divisions[1:], ticks=(1,) + scene.ticks[1:])
+
+
+counterfactual = turn_direction
+
+
+def minimal_pair(scene: Scene) -> Scene:
+    """Move tick indices (same n_i) by the fewest total steps (at most 4) so that Q4 flips and every rule holds;
+    ties: the deepest first changed hexagon (fewest hexagons move), then the lowest indices."""
+    q4, h = innermost_vs_h(scene).value, H_BY_N[len(scene.ticks) + 1]
+    m = len(scene.ticks)
+
+    def moves(i: int, left: int):
+        if i == m:
+            yield ()
+            return
+        for d in range(-left, left + 1):
+            for rest in moves(i + 1, left - abs(d)):
+                yield (d,) + rest
+    # log a for every reachable tick of every level: the flip test runs in floats, the full rules on survivors.
+    log_a = [{k: math.log(float(regular_ratio_sq(6, Fraction(k, n)))) for k in range(1, n)}
+             for n in scene.divisions]
+    flipped = (lambda r: r < float(h)) if q4 == LONGER else (lambda r: r > float(h))
+    cands = []
+    for d in moves(0, 4):
+        ks = [k + x for k, x in zip(scene.ticks, d)]
+        if not any(d) or not all(0 < k < n for k, n in zip(ks, scene.divisions)):
+            continue
+        if Fraction(ks[0], scene.divisions[0]) == HALF or not flipped(math.exp(0.5 * sum(
+                la[k] for la, k in zip(log_a, ks)))):
+            continue
+        changed = [i for i, x in enumerate(d) if x]
+        cands.append(((sum(map(abs, d)), -changed[0], changed, d), tuple(ks)))
+    for _, ks in sorted(cands):
+        twin = replace(scene, ticks=ks)
+        try:
+            ok = legible(twin) and not ladder(twin).failing_margins()
+        except Reject:
+            continue
+        if ok:
+            return twin
+    raise Reject("no_minimal_pair")
+
+
+# --- ladder -----------------------------------------------------------------------------------------------------
+
+def _common(scene: Scene) -> str:
+    which = "each hexagon's sides" if scene.level < 3 else "the sides of H1, H3, H5, ..."
+    return (f"Each hexagon's six corners lie at one common fraction of the way along the six sides of the hexagon "
+            f"around it, all six in the same rotational sense (that fraction can differ from one hexagon to the "
+            f"next); tick marks divide {which} into equal parts. ")
+
+
+def ladder(scene: Scene) -> Ladder:
+    ts, n_hex = fractions_t(scene), len(scene.ticks) + 1
+    words, q, p = H_WORDS[n_hex]
+    ratio = side_ratio(ts)
+    edited = [HALF] + ts[1:]
+    gap = parallel_gap_deg(ts)
+    inner = Margin(outline_clearance_px(scene), "px", OUTLINE_CLEAR_PX, "outlines too close to tell apart")
+    rungs = (
+        Question(1, "hexagon_count", "How many hexagons are drawn (nested outlines, H1 included)?",
+                 hexagon_count(scene), inner),
+        Question(2, "innermost_parallel", _common(scene) + "Is every side of the innermost hexagon parallel to "
+                 "some side of H1?", innermost_parallel(scene),
+                 Margin(30.0 if gap == 0.0 else gap, "deg", TURN_GAP_DEG,
+                        "turn near a multiple of 60 deg but not exactly parallel (exact ties by construction)")),
+        Question(3, "h2_side", _common(scene) + f"H1's side is {scene.side_cm} cm. How long is a side of H2, in cm?",
+                 h2_side_cm(scene), Margin(sides_px(scene)[0] / scene.divisions[0], "px", TICK_GAP_PX,
+                                           "ticks on H1 too close to count")),
+        Question(4, "innermost_vs_h", _common(scene) + f"Is a side of the innermost hexagon longer or shorter "
+                 f"than {words} of a side of H1?", innermost_vs_h(scene),
+                 Margin(abs(ratio - float(H_BY_N[n_hex])), "fraction of H1's side", RATIO_GAP,
+                        "innermost side equal to the stated fraction")),
+        Question(5, "turn_after_midpoints", _common(scene) + "Suppose H2 were redrawn with its corners at the "
+                 "midpoints of H1's sides, and every smaller hexagon kept its corners at the same fractions along "
+                 "the sides of the hexagon around it as now. Which way would the innermost hexagon then be turned "
+                 "from H1, clockwise or counterclockwise (take the smaller turn, which is under 30 degrees)?",
+                 counterfactual(edit(scene)),
+                 Margin(direction_gap_deg(edited), "deg", TURN_GAP_DEG, "edited turn near 0, 30 or 60 deg"),
+                 edit="H2's corners moved to the midpoints of H1's sides"),
+    )
+    open_q = Question(6, "innermost_turn", _common(scene) + "By how many degrees is the innermost hexagon turned "
+                      "relative to H1 (the smallest angle between their sides, 0 to 30 degrees)? Explain how the "
+                      "turn builds up from hexagon to hexagon.", innermost_turn(scene),
+                      Margin(tick_legibility_px(scene), "px", TICK_CLEAR_PX,
+                             "tick too short or too close to another hexagon's tick"))
+    return Ladder(rungs, open_q)
+
+
+def rephrase_q4(scene: Scene) -> Question:
+    """Q4 as lengths laid end to end: q innermost sides against p sides of H1, h = p/q (map: identity)."""
+    n_hex = len(scene.ticks) + 1
+    _, q, p = H_WORDS[n_hex]
+    return Question(4, "sides_end_to_end", _common(scene) + f"Laid end to end, would {q} sides of the innermost "
+                    f"hexagon be longer or shorter than {p} side{'s' if p > 1 else ''} of H1?",
+                    innermost_vs_h(scene),
+                    Margin(abs(side_ratio(fractions_t(scene)) - float(H_BY_N[n_hex])), "fraction of H1's side",
+                           RATIO_GAP, "innermost side equal to the stated fraction"))
+
+
+# --- drawing ----------------------------------------------------------------------------------------------------
+
+def _exit_distance(poly: Polygon, p, d) -> float:
+    """How far the ray p + s d (p inside the polygon, d a unit vector) runs before it leaves the polygon."""
+    hit = LineString([p, (p[0] + d[0] * 2000, p[1] + d[1] * 2000)]).intersection(poly.exterior)
+    pts = getattr(hit, "geoms", [hit])
+    return min(math.dist(p, (q.x, q.y)) for q in pts)
+
+
+def _h2_label(canvas: Canvas, scene: Scene, hexes) -> None:
+    """"H2" outside H1 with a leader to a dot on an H2 side: the dot keeps `LEADER_CLEAR_PX` from H1's outline and
+    from H3's corners, and the leader crosses H1's outline away from H1's corners, so it cannot point at either."""
+    t2 = float(fractions_t(scene)[1])
+    h1 = Polygon(hexes[0])
+    w, hh = text_size(canvas, "H2", LABEL)
+    best = None
+    for j in range(6):
+        (ax, ay), (bx, by) = hexes[1][j], hexes[1][(j + 1) % 6]
+        for u in (0.5, 0.4, 0.6, 0.3, 0.7):
+            p = (ax + (bx - ax) * u, ay + (by - ay) * u)
+            if abs(u - t2) < 0.15 or h1.exterior.distance(Point(p)) < LEADER_CLEAR_PX:
+                continue
+            n = (p[0] - CENTER[0], p[1] - CENTER[1])
+            n = (n[0] / math.hypot(*n), n[1] / math.hypot(*n))
+            out = _exit_distance(h1, p, n)
+            cross = (p[0] + n[0] * out, p[1] + n[1] * out)
+            if min(math.dist(cross, v) for v in hexes[0]) < LEADER_CLEAR_PX:
+                continue
+            d = out + 10 + abs(n[0]) * w / 2 + abs(n[1]) * hh / 2
+            c = (p[0] + n[0] * d, p[1] + n[1] * d)
+            b = text_box_px(canvas, "H2", c, LABEL)
+            if (canvas.inside_safe(np.array(b.exterior.coords)) and b.distance(h1) >= 8.0
+                    and not any(b.intersects(o) for o in canvas.labels) and (best is None or d < best[0])):
+                best = (d, p, c, n, b)
+    if best is None:
+        raise Reject("label_clash")
+    _, p, c, n, b = best
+    r = abs(n[0]) * w / 2 + abs(n[1]) * hh / 2 + 3
+    shapes.line(canvas, p, (c[0] - n[0] * r, c[1] - n[1] * r), Style(stroke=GREY_DARK, width_px=1.5))
+    shapes.circle(canvas, p, 4.0, Style(stroke=None, fill=GREY_DARK))
+    draw_text_px(canvas, "H2", c, LABEL)
+    canvas.labels.append(b)
+
+
+def draw(scene: Scene, canvas: Canvas) -> None:
+    hexes = layout(scene)
+    for i, hx in enumerate(hexes):
+        shapes.polygon(canvas, hx, Style(stroke=COLOURS[i % 2], width_px=3.0), owner="hexagons")
+    ticks = drawn_ticks(scene)
+    for c in (0, 1):                          # each hexagon's ticks in its own outline colour
+        segs = [(a, b) for a, b, i in ticks if i % 2 == c]
+        if segs:
+            shapes.segments(canvas, segs, Style(stroke=COLOURS[c], width_px=2.0), register=False)
+    # Side length under H1's lowest side, pushed out along that side's normal.
+    j = max(range(6), key=lambda j: hexes[0][j][1] + hexes[0][(j + 1) % 6][1])
+    (ax, ay), (bx, by) = hexes[0][j], hexes[0][(j + 1) % 6]
+    mx, my = (ax + bx) / 2, (ay + by) / 2
+    nx, ny = mx - CENTER[0], my - CENTER[1]
+    ln = math.hypot(nx, ny)
+    nx, ny = nx / ln, ny / ln
+    text = f"{scene.side_cm} cm"
+    w, hh = text_size(canvas, text, TEXT)
+    c = (mx + nx * (10 + abs(nx) * w / 2 + abs(ny) * hh / 2), my + ny * (10 + abs(nx) * w / 2 + abs(ny) * hh / 2))
+    b = text_box_px(canvas, text, c, TEXT)
+    if not canvas.inside_safe(np.array(b.exterior.coords)):
+        raise Reject("text_clipped")
+    draw_text_px(canvas, text, c, TEXT)
+    canvas.labels.append(b)
+    top = min(hexes[0], key=lambda v: v[1])
+    place_label(canvas, "H1", top, owner=None)
+    _h2_label(canvas, scene, hexes)
+
+
+DOMAIN = Domain(
+    id="nested_hexagons", family="plane", title="Nested hexagons",
+    scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
+    description="Regular hexagons inscribed in hexagons at tick fractions: count, exact parallelism of the "
+                "innermost, H2's side, innermost side against a stated fraction of H1's, and the turn direction "
+                "after H2 moves to the midpoints.",
+    balance_keys=("hexagon_count", "innermost_parallel", "innermost_vs_h", "turn_after_midpoints"),
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity",
+)

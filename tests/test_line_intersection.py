@@ -1,0 +1,231 @@
+"""Domain-specific tests for line_intersection: exact crossing tests checked against shapely as an independent
+route, Q5 against a far-stretched shapely line, mirror and endpoint-swap relations, the minimal pair and the
+reversed rephrasing, and scenes worked out on paper."""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from shapely.geometry import LineString
+
+from grip.conformance import CHECKS, check_domain
+from grip.domain import Reject
+from grip.domains.plane import line_intersection as li
+
+SEEDS = st.integers(0, 2**32)
+LEVELS = st.sampled_from([1, 2, 3])
+FEW = settings(max_examples=12)
+
+
+def accepted(seed: int, level: int) -> li.Scene:
+    rng = np.random.default_rng(seed)
+    for _ in range(100):
+        try:
+            s = li.sample(rng, level)
+        except Reject:
+            continue
+        if not li.ladder(s).failing_margins():
+            return s
+    raise AssertionError(f"no accepted scene for seed {seed} level {level}")
+
+
+def shapely_lines(s: li.Scene) -> list[LineString]:
+    return [LineString([seg[:2], seg[2:]]) for seg in s.segments]
+
+
+def answers(s: li.Scene) -> list:
+    return [q.answer.key() for q in li.ladder(s).questions]
+
+
+# --- worked on paper ---------------------------------------------------------------------------------------------
+
+def paper_scene() -> li.Scene:
+    # A from its dot (100, 100) to (500, 140): y = 100 + (x - 100) / 10.
+    # B vertical x = 200 from y 50 to 300: meets A at (200, 110), u = 100/400 = 0.25 -> crosses.
+    # C from (400, 50) to (300, 300): x = 400 - 100t, y = 50 + 250t; on A when 50 + 250t = 130 - 10t, t = 4/13,
+    #   at (369.2, 126.9), u = 269.2/400 = 0.67 -> crosses. B and C: C keeps x >= 300 > 200 -> no.
+    # D horizontal y = 400, x 100..500: above it (y < 400) lie A, B, C entirely; E (x = 600, y 200..600) reaches
+    #   below. So D crosses nothing, but its infinite line splits E only: Q5 = 1.
+    # E (x = 600) lies right of A (x <= 500), B, C and D: it crosses nothing.
+    return li.Scene(2, ((100, 100, 500, 140), (200, 50, 200, 300), (400, 50, 300, 300), (100, 400, 500, 400),
+                        (600, 200, 600, 600)), (1, 0, 0, 0, 0))
+
+
+def test_paper_scene_answers():
+    s = paper_scene()
+    assert li.crossing_count(s).value == 2                      # A-B and A-C
+    assert li.b_crosses_c(s).value == "no"
+    assert li.most_crossed(s).value == "A"                       # A: 2, B: 1, C: 1, D: 0, E: 0
+    assert li.crossed_along_a(s).value == ("B", "C")             # u = 0.25 before u = 0.67
+    assert li.crossed_along_a(s, reverse=True).value == ("C", "B")
+    assert li.degrees(s)[3] == 0
+    assert li.counterfactual(li.edit(s)).value == 1             # the stretched D meets E only
+    assert li.straddling_line_d(s) == 1
+    assert li.highest_pair(s).fields["pair"].value == ("A", "B")  # y = 110 above y = 126.9
+    assert li.highest_gap_px(s) == pytest.approx(126.92 - 110, abs=0.01)
+    assert li.top_gap(s) == 1
+
+
+def test_touching_and_parallel_segments_do_not_cross():
+    # A T-junction: b starts exactly on a (v = 0), so it does not cross; overlapping collinear and parallel
+    # segments have no single meeting point.
+    a = (0, 0, 10, 0)
+    assert li.meet(a, (5, 0, 5, 10)) == (0.5, 0) and not li.cross(a, (5, 0, 5, 10))
+    assert li.cross(a, (5, -10, 5, 10)) and li.meet(a, (5, -10, 5, 10)) == (0.5, 0.5)
+    assert li.meet(a, (2, 0, 20, 0)) is None and not li.cross(a, (2, 0, 20, 0))
+    assert li.meet(a, (0, 3, 10, 3)) is None
+    # X: the diagonals of a 10 x 10 square meet at their midpoints.
+    assert li.meet((0, 0, 10, 10), (0, 10, 10, 0)) == (0.5, 0.5)
+
+
+def test_paper_scene_crossing_angles():
+    # A's direction atan2(40, 400) = 5.71 deg; B is vertical (90 deg): 84.29 deg apart. C's direction
+    # atan2(250, -100) = 111.80 deg: 106.09 apart, acute angle 73.91. The smallest crossing angle is C's.
+    assert li.rules(paper_scene())["angle"] == pytest.approx(73.91, abs=0.01)
+
+
+# --- properties of sampled scenes --------------------------------------------------------------------------------
+
+@FEW
+@given(SEEDS, LEVELS)
+def test_crossings_agree_with_shapely(seed, level):
+    s = accepted(seed, level)
+    lines = shapely_lines(s)
+    k = len(lines)
+    want = {(i, j) for i in range(k) for j in range(i + 1, k) if lines[i].intersects(lines[j])}
+    assert {(i, j) for i, j, _, _ in li.crossings(s)} == want
+    assert li.crossing_count(s).value == len(want)
+    assert (li.b_crosses_c(s).value == "yes") == ((1, 2) in want)
+    deg = [sum(x in p for p in want) for x in range(k)]
+    assert sorted(deg)[-1] > sorted(deg)[-2]
+    assert li.most_crossed(s).value == li.LETTERS[int(np.argmax(deg))]
+    # Q4: the crossing points met along A, ordered by distance from the dot.
+    dot = lines[0].coords[0]
+    hits = sorted((lines[0].intersection(lines[j]).distance(LineString([dot, dot])), li.LETTERS[j])
+                  for j in range(1, k) if (0, j) in want)
+    assert li.crossed_along_a(s).value == tuple(name for _, name in hits)
+    assert 2 <= len(hits) <= 4
+
+
+@FEW
+@given(SEEDS, LEVELS)
+def test_q5_is_the_stretched_d_and_matches_a_long_shapely_line(seed, level):
+    s = accepted(seed, level)
+    q5 = li.ladder(s).rungs[4]
+    x0, y0, x1, y1 = s.segments[3]
+    far = LineString([(x0 - 50 * (x1 - x0), y0 - 50 * (y1 - y0)), (x1 + 50 * (x1 - x0), y1 + 50 * (y1 - y0))])
+    others = [g for k, g in enumerate(shapely_lines(s)) if k != 3]
+    assert q5.answer.value == sum(far.intersects(g) for g in others) == li.straddling_line_d(s)
+    assert 1 <= q5.answer.value <= 4
+    assert li.edit(s).segments[3] != s.segments[3] and li.edit(s).segments[:3] == s.segments[:3]
+    assert li.line_d_gap_px(s) >= li.LINE_D_PX
+
+
+@FEW
+@given(SEEDS, LEVELS)
+def test_mirror_and_endpoint_swaps(seed, level):
+    s = accepted(seed, level)
+    mirrored = replace(s, segments=tuple((768 - a, b, 768 - c, d) for a, b, c, d in s.segments))
+    assert answers(mirrored) == answers(s)
+    # Swapping the ends of a segment other than A changes no answer; swapping A's reverses Q4.
+    b = s.segments[1]
+    assert answers(replace(s, segments=(s.segments[0], b[2:] + b[:2]) + s.segments[2:])) == answers(s)
+    a = s.segments[0]
+    flipped = replace(s, segments=(a[2:] + a[:2],) + s.segments[1:])
+    assert li.crossed_along_a(flipped).value == li.rephrase_q4(s).answer.value
+    assert li.rephrase_q4(s).answer.value == tuple(reversed(li.ladder(s).rungs[3].answer.value))
+
+
+@FEW
+@given(SEEDS, LEVELS)
+def test_sampled_scenes_pass_every_rule(seed, level):
+    s = accepted(seed, level)
+    assert li.broken_rule(s) is None and li.labels_fit(s)
+    assert len(s.segments) in {1: (5,), 2: (5, 6), 3: (6, 7, 8)}[level]
+    assert all(li.length(g) >= li.MIN_LEN_PX for g in s.segments)
+    assert all(li.LO <= v <= li.HI and isinstance(v, int) for g in s.segments for v in g)
+
+
+@FEW
+@given(SEEDS, LEVELS)
+def test_minimal_pair_moves_one_endpoint_across_a(seed, level):
+    s = accepted(seed, level)
+    try:
+        twin = li.minimal_pair(s)
+    except Reject as r:
+        assert r.reason == "no_minimal_pair"
+        return
+    moved = [k for k in range(len(s.segments)) if twin.segments[k] != s.segments[k]]
+    assert len(moved) == 1 and moved[0] != 0
+    old, new = s.segments[moved[0]], twin.segments[moved[0]]
+    assert (old[:2] == new[:2]) != (old[2:] == new[2:])          # exactly one end moved
+    assert abs(li.crossing_count(twin).value - li.crossing_count(s).value) == 1
+    q4, q4t = set(li.crossed_along_a(s).value), set(li.crossed_along_a(twin).value)
+    assert len(q4 ^ q4t) == 1 and 2 <= len(q4t) <= 4
+    assert not li.ladder(twin).failing_margins() and li.broken_rule(twin) is None
+
+
+def test_conformance_checks_pass():
+    # The dataset-level balance check samples 150 items; the registered-domain suite runs it.
+    assert all(v == [] for v in check_domain(li.DOMAIN, only=tuple(n for n in CHECKS if n != "balance")).values())
+
+
+# --- legibility margins a reader sees without zooming ------------------------------------------------------------
+
+def two_segments(b, level=2, a=(100, 100, 500, 100)) -> li.Scene:
+    return li.Scene(level, (a, b), (0, 0))
+
+
+def test_a_crossing_19_px_before_an_end_is_rejected():
+    # B (x = 300) starts 19 px above A (y = 100): it crosses A 19 px from its end, and that end is 19 px from A.
+    s = two_segments((300, 81, 300, 400))
+    assert li.cross(*s.segments) and li.rules(s)["near_miss"] == pytest.approx(19)
+    assert li.rules(s)["end_along"] == pytest.approx(19) and li.broken_rule(s) == "end_along"
+    assert li.broken_rule(two_segments((300, 72, 300, 400))) is None    # 28 px: plain at a glance
+
+
+def test_an_end_12_px_short_of_another_segment_is_rejected():
+    # Parallel to A 14 px below it: no meeting point, only the endpoint clearance applies.
+    assert li.broken_rule(two_segments((100, 114, 500, 114))) == "near_miss"
+    assert li.broken_rule(two_segments((100, 118, 500, 118))) is None
+    # B stops 12 px short of A, pointing at it: both the clearance and the distance along B to A's line fail.
+    s = two_segments((300, 112, 300, 400))
+    assert not li.cross(*s.segments) and li.broken_rule(s) == "near_miss" and li.rules(s)["end_along"] == 12
+
+
+def test_three_crossings_12_px_apart_are_rejected_at_level_3():
+    # A horizontal; B and C cross A at x = 340 and x = 352 and each other at (346, 312): a 12 px triangle.
+    segs = ((100, 300, 600, 300), (240, 100, 440, 500), (452, 100, 252, 500))
+    s = li.Scene(3, segs, (0, 0, 0))
+    assert len(li.crossings(s)) == 3 and li.rules(s)["spacing"] == pytest.approx(12)
+    assert li.rules(s)["angle"] > li.ANGLE_DEG[3] and li.broken_rule(s) == "spacing"
+    assert li.SPACING_PX[3] >= 16
+
+
+@pytest.mark.parametrize("past", [False, True])
+def test_minimal_pair_move_keeps_the_end_clear_of_a_at_a_shallow_angle(past):
+    # X meets A (y = 300) at 25 deg, at v = 1/2 along X: the moved end must end 21 px from A, not just 31 px
+    # along X (31 sin 25 deg = 13 px would break the 18 px clearance).
+    a, x = (100, 300, 600, 300), (200, 207, 600, 393)
+    s = li.Scene(2, (a, x), (0, 0))
+    v = li.meet(a, x)[1]
+    _, twin = li._moved(s, 1, 1, v, past=past)
+    end = twin.segments[1][2:]
+    assert abs(end[1] - 300) >= li.NEAR_MISS_PX + 2 and li.cross(a, twin.segments[1]) == past
+    assert li.rules(twin)["near_miss"] >= li.NEAR_MISS_PX and li.rules(twin)["end_along"] >= li.END_ALONG_PX
+
+
+def test_vectorised_segment_geometry_matches_the_exact_scalar_one():
+    from grip.geometry import line_offsets, segment_meet, segment_meets
+    rng = np.random.default_rng(7)
+    a, b = rng.integers(0, 768, (20, 4)), rng.integers(0, 768, (15, 4))
+    b[0] = a[0]                                             # parallel (identical) lines
+    nu, nv, den = segment_meets(a, b)
+    for i in range(len(a)):
+        for j in range(len(b)):
+            p = segment_meet(tuple(int(v) for v in a[i]), tuple(int(v) for v in b[j]))
+            assert (den[i, j] == 0) if p is None else (nu[i, j], nv[i, j], den[i, j]) == p
+    pts = rng.integers(0, 768, (10, 2))
+    pts[0] = a[3, :2]                                       # on the line
+    exact = np.sign([[(s[2] - s[0]) * (p[1] - s[1]) - (s[3] - s[1]) * (p[0] - s[0]) for p in pts] for s in a])
+    assert (np.sign(line_offsets(a, pts)) == exact).all() and line_offsets(a, pts)[3, 0] == 0

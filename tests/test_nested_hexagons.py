@@ -1,0 +1,250 @@
+"""Domain-specific tests for nested_hexagons: exact Eisenstein parallelism against the drawn geometry, side ratios
+and turns of the drawn hexagons, the edit, the minimal pair and the Q4 rephrasing, and examples worked on paper."""
+import math
+from dataclasses import replace
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from grip.conformance import check_domain
+from grip.domain import Reject, scene_from_json, scene_to_json
+from grip.domains.plane import nested_hexagons as nh
+from grip.geometry import eisenstein, eisenstein_mul, eisenstein_product, eisenstein_turn_class, regular_turn_deg
+
+SEEDS = st.integers(0, 2**32)
+LEVELS = st.sampled_from([1, 2, 3])
+FRACTIONS = st.integers(2, 6).flatmap(lambda n: st.integers(1, n - 1).map(lambda k: Fraction(k, n)))
+
+
+def accepted(seed: int, level: int) -> nh.Scene:
+    rng = np.random.default_rng(seed)
+    for _ in range(50):
+        try:
+            s = nh.sample(rng, level)
+            if not nh.ladder(s).failing_margins():
+                return s
+        except Reject:
+            continue
+    raise AssertionError(f"no accepted scene for seed {seed} level {level}")
+
+
+def hand(divisions, ticks, side_cm=10, level=1, rotation=10.0):
+    return nh.Scene(level, side_cm, 330.0, rotation, tuple(divisions), tuple(ticks))
+
+
+def side_angle(hexagon) -> float:
+    (ax, ay), (bx, by) = hexagon[0], hexagon[1]
+    return math.degrees(math.atan2(-(by - ay), bx - ax))      # page y is down: measure counter-clockwise
+
+
+# --- examples worked on paper ------------------------------------------------------------------------------------
+
+def test_complementary_pair_and_two_halves_by_hand():
+    # t = 1/3, 2/3, 1/2, 1/2 (N = 5). delta(1/3) + delta(2/3) = 60 and two halves add 60: parallel.
+    # Eisenstein: (2 + w)(1 + 2w) = 2 + 5w + 2w^2 = 7w (a = 0); times (1 + w) twice: -21 + 21w (a + b = 0).
+    # a = 7/9, 7/9, 3/4, 3/4: ratio = (7/9) * (3/4) = 7/12 = 0.583 < 2/3 -> shorter. H2 = 6 sqrt(7/9) = 5.29 cm.
+    # Q5: t_1 -> 1/2 leaves 30 - delta(1/3) = 30 - 19.107 = 10.89 deg: counterclockwise.
+    s = hand((3, 3, 2, 2), (1, 2, 1, 1), side_cm=6)
+    assert eisenstein_mul((2, 1), (1, 2)) == (0, 7)
+    assert eisenstein_product([Fraction(1, 3), Fraction(2, 3), Fraction(1, 2), Fraction(1, 2)]) == (-21, 21)
+    assert nh.innermost_parallel(s).value == "yes"
+    assert nh.side_ratio(nh.fractions_t(s)) == pytest.approx(7 / 12)
+    assert nh.innermost_vs_h(s).value == "shorter"
+    assert nh.h2_side_cm(s).value == pytest.approx(5.29, abs=0.005)
+    assert regular_turn_deg(6, Fraction(1, 3)) == pytest.approx(19.107, abs=1e-3)
+    assert nh.counterfactual(nh.edit(s)).value == "counterclockwise"
+    assert nh.innermost_turn(s).fields["turn"].value == 0
+
+
+def test_turn_and_ratio_by_hand():
+    # t = 1/4, 1/3, 1/4, 1/4, 1/6, 1/6 (N = 7, h = 1/2). delta(1/4) = atan(0.2165/0.875) = 13.898,
+    # delta(1/3) = 19.107, delta(1/6) = 8.948: sum 78.697 = 18.70 mod 60 -> not parallel, turn 19 deg.
+    # ratio^2 = 7/9 * (13/16)^3 * (31/36)^2 = 0.30935 -> 0.556 > 1/2 + 0.02: longer. H2 = 12 sqrt(13/16) = 10.82.
+    # Q5: 30 + 78.697 - 13.898 = 94.80 = 34.80 mod 60 -> clockwise, 4.8 deg from 30.
+    s = hand((4, 3, 4, 4, 6, 6), (1, 1, 1, 1, 1, 1), side_cm=12, level=2)
+    assert nh.innermost_parallel(s).value == "no"
+    assert nh.parallel_gap_deg(nh.fractions_t(s)) == pytest.approx(18.70, abs=0.01)
+    assert nh.innermost_turn(s).fields["turn"].value == 19
+    assert nh.side_ratio(nh.fractions_t(s)) == pytest.approx(0.5562, abs=1e-4)
+    assert nh.innermost_vs_h(s).value == "longer"
+    assert nh.h2_side_cm(s).value == pytest.approx(10.82, abs=0.005)
+    assert nh.counterfactual(nh.edit(s)).value == "clockwise"
+    assert nh.ladder(s).rungs[4].margin.value == pytest.approx(4.80, abs=0.01)
+    # The same multiset with 1/3 first leaves 29.59 deg after the edit: inside the 4 deg margin, rejected.
+    t = hand((3, 4, 4, 4, 6, 6), (1, 1, 1, 1, 1, 1), side_cm=12, level=2)
+    assert not nh.ladder(t).rungs[4].margin.ok
+
+
+def test_sheet_minimal_pair_example():
+    # (5/6, 1/2, 1/6, 1/6): ratio sqrt((31/36)^3 * 3/4) = 0.692 > 2/3. One tick step moves some 1/6 (or 5/6) to a
+    # third: ratio 0.658, inside the 0.02 margin. Two steps on the last hexagon (1/6 -> 1/2): 0.646 -> shorter.
+    s = hand((6, 2, 6, 6), (5, 1, 1, 1))
+    assert nh.side_ratio(nh.fractions_t(s)) == pytest.approx(0.692, abs=1e-3)
+    twin = nh.minimal_pair(s)
+    assert twin.ticks == (5, 1, 1, 3) and twin.divisions == s.divisions
+    assert nh.side_ratio(nh.fractions_t(twin)) == pytest.approx(0.646, abs=1e-3)
+    assert nh.innermost_vs_h(twin).value == "shorter"
+    assert nh.innermost_parallel(twin).value == "yes"        # 5/6 with 1/6 and two halves: Q2 may change
+
+
+# --- properties --------------------------------------------------------------------------------------------------
+
+@given(FRACTIONS)
+def test_complementary_fractions_turn_sixty_exactly(t):
+    assert eisenstein_turn_class(eisenstein_mul(eisenstein(t), eisenstein(1 - t))) == "0"
+    assert regular_turn_deg(6, t) + regular_turn_deg(6, 1 - t) == pytest.approx(60.0)
+
+
+@given(st.lists(FRACTIONS, min_size=1, max_size=8))
+def test_exact_class_agrees_with_the_float_turn(ts):
+    turn = sum(regular_turn_deg(6, t) for t in ts) % 60.0
+    cls = eisenstein_turn_class(eisenstein_product(ts))
+    if cls == "0":
+        assert min(turn, 60 - turn) < 1e-7
+    elif cls == "30":
+        assert abs(turn - 30) < 1e-7
+    else:
+        assert min(turn, 60 - turn) > 1e-7 and abs(turn - 30) > 1e-7
+
+
+@given(SEEDS, LEVELS)
+def test_accepted_scenes_keep_every_rule(seed, level):
+    s = accepted(seed, level)
+    assert len(s.ticks) + 1 in nh.COUNTS and nh.fractions_t(s)[0] != Fraction(1, 2)
+    assert all(d in nh.DIVISIONS[level] and 1 <= k < d for d, k in zip(s.divisions, s.ticks))
+    ts = nh.fractions_t(s)
+    gap = nh.parallel_gap_deg(ts)
+    assert gap == 0.0 or gap >= nh.TURN_GAP_DEG
+    assert abs(nh.side_ratio(ts) - float(nh.H_BY_N[len(ts) + 1])) >= nh.RATIO_GAP
+    assert nh.direction_gap_deg([Fraction(1, 2)] + ts[1:]) >= nh.TURN_GAP_DEG
+    assert nh.sides_px(s)[-1] >= nh.INNER_MIN_PX and nh.outline_clearance_px(s) >= nh.OUTLINE_CLEAR_PX
+    assert nh.tick_legibility_px(s) >= nh.TICK_CLEAR_PX
+    assert scene_from_json(nh.Scene, scene_to_json(s)) == s
+
+
+@given(SEEDS, LEVELS)
+def test_drawn_hexagons_match_ratio_turn_and_parallel_answer(seed, level):
+    s = accepted(seed, level)
+    hexes = nh.layout(s)
+    ts = nh.fractions_t(s)
+    for i, t in enumerate(ts):
+        assert math.dist(*hexes[i + 1][:2]) / math.dist(*hexes[i][:2]) == pytest.approx(
+            math.sqrt(1 - t + t * t))
+        turn = (side_angle(hexes[i + 1]) - side_angle(hexes[i])) % 360
+        assert turn == pytest.approx(regular_turn_deg(6, t), abs=1e-6)     # counter-clockwise on the page
+    drawn = (side_angle(hexes[-1]) - side_angle(hexes[0])) % 60
+    drawn_gap = min(drawn, 60 - drawn)
+    assert drawn_gap == pytest.approx(nh.parallel_gap_deg(ts), abs=1e-6)
+    assert (nh.innermost_parallel(s).value == "yes") == (drawn_gap < 1e-6)
+    assert nh.side_ratio(ts) == pytest.approx(math.dist(*hexes[-1][:2]) / math.dist(*hexes[0][:2]))
+
+
+@given(SEEDS, LEVELS)
+def test_edit_sets_h2_to_midpoints_and_q5_recomputes(seed, level):
+    s = accepted(seed, level)
+    e = nh.edit(s)
+    assert nh.fractions_t(e) == [Fraction(1, 2)] + nh.fractions_t(s)[1:]
+    lad = nh.ladder(s)
+    assert lad.rungs[4].answer == nh.counterfactual(e)
+    m = (30 + sum(regular_turn_deg(6, t) for t in nh.fractions_t(s)[1:])) % 60
+    assert lad.rungs[4].answer.value == ("counterclockwise" if m < 30 else "clockwise")
+    if lad.rungs[1].answer.value == "yes":     # the sheet's legitimate shortcut: ccw iff t_1 < 1/2
+        assert (lad.rungs[4].answer.value == "counterclockwise") == (nh.fractions_t(s)[0] < Fraction(1, 2))
+
+
+@given(SEEDS, LEVELS, st.floats(0.0, 60.0), st.floats(0.5, 1.5))
+def test_rotation_and_size_change_no_answer(seed, level, rot, k):
+    s = accepted(seed, level)
+    t = replace(s, rotation_deg=rot, radius_px=s.radius_px * k)
+    assert [q.answer for q in nh.ladder(s).questions] == [q.answer for q in nh.ladder(t).questions]
+
+
+@settings(max_examples=25)
+@given(SEEDS, LEVELS)
+def test_minimal_pair_moves_few_ticks_and_flips_q4(seed, level):
+    s = accepted(seed, level)
+    try:
+        twin = nh.minimal_pair(s)
+    except Reject as r:
+        assert r.reason == "no_minimal_pair"
+        return
+    steps = sum(abs(a - b) for a, b in zip(s.ticks, twin.ticks))
+    assert 1 <= steps <= 4 and twin.divisions == s.divisions
+    assert replace(twin, ticks=s.ticks) == s
+    assert nh.innermost_vs_h(twin).value != nh.innermost_vs_h(s).value
+    assert not nh.ladder(twin).failing_margins()
+    assert nh.hexagon_count(twin) == nh.hexagon_count(s)
+
+
+@given(SEEDS, LEVELS)
+def test_rephrase_lays_sides_end_to_end(seed, level):
+    s = accepted(seed, level)
+    r = nh.rephrase_q4(s)
+    _, q, p = nh.H_WORDS[len(s.ticks) + 1]
+    longer = q * nh.side_ratio(nh.fractions_t(s)) > p
+    assert r.answer.value == ("longer" if longer else "shorter") == nh.innermost_vs_h(s).value
+    assert r.text != nh.ladder(s).rungs[3].text
+
+
+def test_parallel_sets_match_brute_force_at_level_one():
+    """Every exactly parallel multiset of four level-1 fractions, found by pairing: (t, 1 - t) pairs and pairs of
+    halves only (no fifths at level 1)."""
+    vals = sorted(nh._values(1))
+    pairs = [(t, 1 - t) for t in vals if t <= Fraction(1, 2)]
+    by_pairs = {tuple(sorted(a + b)) for a in pairs for b in pairs}
+    assert set(nh.parallel_sets(1, 4)) == by_pairs
+
+
+def test_crowded_inner_hexagons_are_rejected():
+    # Four sixths in a row after H1 (N = 9): the inner corner triangles and the gaps between H6, H7, H8 are a few
+    # px wide, and neighbouring ticks cross; the scene is not legible and Q1's clearance margin fails.
+    s = hand((6, 6, 6, 6, 2, 2, 6, 6), (1, 1, 1, 1, 1, 1, 5, 5), level=2)
+    assert nh.outline_clearance_px(s) < nh.OUTLINE_CLEAR_PX or nh.tick_legibility_px(s) < nh.TICK_CLEAR_PX
+    assert not nh.legible(s)
+
+
+def test_ticks_are_drawn_in_their_hexagons_colour():
+    """A blue hexagon's ticks are blue, a black one's black: render H2's ticks only and look at their colour."""
+    from grip.renderers.canvas import Canvas
+    from grip.renderers.style import OKABE_ITO
+    s = accepted(4, 1)
+    ticks = nh.drawn_ticks(s)
+    assert {i % 2 for _, _, i in ticks} == {0, 1}
+    c = Canvas(768)
+    nh.draw(s, c)
+    img = c.array()
+    blue = np.array([round(255 * x) for x in OKABE_ITO["blue"]])
+    for want in (0, 1):
+        a, b, i = next(t for t in ticks if t[2] % 2 == want and math.dist(t[0], t[1]) >= nh.TICK_PX - 1e-6)
+        # 3.5 px from the tick's middle (on the outline) toward one end: on the tick, clear of the outline
+        u = 3.5 / math.dist(a, b)
+        x, y = (a[0] + b[0]) / 2 + (b[0] - a[0]) * u, (a[1] + b[1]) / 2 + (b[1] - a[1]) * u
+        patch = img[int(y) - 1:int(y) + 2, int(x) - 1:int(x) + 2].reshape(-1, 3).astype(int)
+        px = patch[patch.sum(axis=1).argmin()]          # the pixel nearest the tick's centre line
+        if want == 1:
+            assert np.abs(px - blue).max() < 60, px
+        else:
+            assert px.max() < 60, px
+
+
+def test_conformance():
+    assert all(not v for v in check_domain(nh.DOMAIN).values()), check_domain(nh.DOMAIN)
+
+
+@pytest.mark.parametrize("seed", [2, 9])
+def test_minimal_pair_changes_at_most_a_tenth_of_the_canvas(seed):
+    from grip.renderers.canvas import Canvas
+    s = accepted(seed, 1 + seed % 3)
+    try:
+        twin = nh.minimal_pair(s)
+    except Reject:
+        pytest.skip("this scene carries no minimal pair")
+    arrays = []
+    for x in (s, twin):
+        c = Canvas(768)
+        nh.draw(x, c)
+        arrays.append(c.array())
+    changed = (arrays[0] != arrays[1]).any(axis=2).mean()
+    assert 0 < changed <= 0.10
