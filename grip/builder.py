@@ -31,7 +31,8 @@ from grip import domains as registry
 from grip.domain import Domain, Ladder, Reject
 from grip.grain import SIGMAS, grain_copies
 from grip.manifest import (MAX_ITEMS, MAX_SEED, StoreError, atomic_write_bytes, atomic_write_json, grain_rel,
-                           image_rel, item_id, read_rows, row_in_order, row_line, sha256_bytes, store_lock)
+                           image_rel, item_id, read_rows, row_in_order, row_line, row_version, sha256_bytes,
+                           store_lock)
 from grip.renderers.canvas import Canvas, decode_png, encode_png
 from grip.seeding import item_seed, level_for
 
@@ -167,6 +168,9 @@ def check_row_regenerates(row: dict, where: str) -> None:
         raise StoreError(f"{where}: row {rid} names domain {row['domain']!r}, which is not registered") from None
     if row["id"] != item_id(dom.id, row["index"]) or row["image"] != image_rel(row["id"]):
         fail("id or image path")
+    if row_version(row) != dom.version:
+        raise StoreError(f"{where}: row {rid} was built by version {row_version(row)} of {dom.id}, and this grip has "
+                         f"version {dom.version}; items of two versions are never mixed: rebuild into a new folder")
     if row["family"] != dom.family:
         fail("family")
     if row["level"] not in dom.levels:
@@ -222,7 +226,8 @@ def make_item(domain_id: str, release: str, index: int, level: int | None, with_
     seconds = dict(g.seconds, encode=time.perf_counter() - t0)
     h, w = g.rgb.shape[:2]
     row = {
-        "id": iid, "domain": dom.id, "family": dom.family, "index": index, "seed": seed, "level": lvl,
+        "id": iid, "domain": dom.id, "version": dom.version, "family": dom.family, "index": index, "seed": seed,
+        "level": lvl,
         "image": image_rel(iid), "sha256": sha256_bytes(png),
         "grain_sha256": {str(s): sha256_bytes(data) for s, data in sorted(grain.items())}, "width": w, "height": h,
         "scene": dom.scene_to_json(g.scene), "attempts": g.attempts,
@@ -390,10 +395,14 @@ def _check_existing(domain_dir: Path, domain_id: str, release: str, level: int |
     rows, good_len = read_rows(path, allow_partial_tail=True)
     if len(rows) > n:
         raise StoreError(f"{domain_dir} already holds {len(rows)} items, more than --n {n}; choose another --out")
+    version = registry.get(domain_id).version
     for i, row in enumerate(rows):
         if row["domain"] != domain_id or row["index"] != i:
             raise StoreError(f"{path} holds items of another build (row {i}: {row['domain']} #{row['index']}); "
                              f"choose another --out")
+        if row_version(row) != version:
+            raise StoreError(f"{path} was built by version {row_version(row)} of {domain_id}, and this grip has "
+                             f"version {version}; items of two versions are never mixed: choose another --out")
         if row["seed"] != item_seed(release, domain_id, i) or row["level"] != level_for(i, level):
             raise StoreError(f"{path} was built with another --seed or --level; choose another --out")
         img = domain_dir / row["image"]
@@ -689,7 +698,7 @@ def summarise(dom: Domain, rows: list[dict]) -> dict:
                       "constant_baseline": constant_baseline([q["answer"] for q in qs])}
              for p, qs in sorted(by_pos.items())}
     return {
-        "domain": dom.id, "family": dom.family, "title": dom.title, "items": len(rows),
+        "domain": dom.id, "version": dom.version, "family": dom.family, "title": dom.title, "items": len(rows),
         "levels": {str(k): v for k, v in sorted(levels.items())},
         "single_level": len(levels) == 1,
         "rungs": rungs,

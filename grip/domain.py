@@ -148,6 +148,9 @@ class Domain:
     # Caps the sheet sets itself where they differ from the default (1/k + 0.10 for choices, 0.35 otherwise),
     # e.g. physical_stability's "stable 40%": (question id, largest share of one answer).
     balance_caps: tuple[tuple[str, float], ...] = field(default_factory=tuple)
+    # Bumped whenever a change alters the domain's items (scenes, texts, answers, margins or pixels): rows record it,
+    # and resume and export refuse to mix items of two versions.
+    version: int = 1
     minimal_pair: Callable[[Any], Any] | None = None
     minimal_pair_keeps_q1: bool = True
     rephrase_q4: Callable[[Any], Question] | None = None

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grip import GripError, __version__
-from grip.manifest import StoreError, check_output_file, grain_rel, load_store, sha256_bytes
+from grip.manifest import StoreError, check_output_file, grain_rel, load_store, row_version, sha256_bytes
 
 SPLIT = "test"
 GRAIN_SPLIT = "test_grain"
@@ -392,7 +392,8 @@ def export(out_dir: Path, hub_dir: Path, core: int | None = None, name: str | No
                 for q in r["questions"]:
                     rungs.setdefault(str(q["position"]), set()).add(q["id"])
             domains[st.domain] = {
-                "family": st.rows[0]["family"], "items": len(st.rows), "core": min(core, len(st.rows)),
+                "family": st.rows[0]["family"], "version": row_version(st.rows[0]), "items": len(st.rows),
+                "core": min(core, len(st.rows)),
                 "grain_items": st.grain_items, "grain_sigmas": list(st.sigmas),
                 "question_ids": {p: sorted(v) for p, v in sorted(rungs.items())},
                 "answer_types": sorted({q["answer"]["type"] for r in st.rows for q in r["questions"]}),
@@ -579,16 +580,16 @@ def dataset_card(index: dict, stores: list[Store] | None = None) -> str:
          core_text(index), "",
          "## Families and domains", "",
          "Every registered domain, by family; the ones in this release are configs of this dataset.", "",
-         "| family | domain | title | items | grain copies |", "|---|---|---|---|---|"]
+         "| family | domain | title | version | items | grain copies |", "|---|---|---|---|---|---|"]
     for fam in FAMILIES:
         members = [d for d in ids() if (REGISTRY[d][0] if d in REGISTRY else family_of(d)) == fam]
         for d in members:
             if d in doms:
                 info = doms[d]
-                L.append(f"| {fam} | `{d}` | {titles.get(d, '')} | {info['items']} | "
+                L.append(f"| {fam} | `{d}` | {titles.get(d, '')} | {info.get('version', 1)} | {info['items']} | "
                          f"{info['grain_items']} x sigma {'/'.join(map(str, info['grain_sigmas']))} |")
             else:
-                L.append(f"| {fam} | {d} | (not in this release) | 0 | 0 |")
+                L.append(f"| {fam} | {d} | (not in this release) | | 0 | 0 |")
     L += ["", "## The ladder", "",
           "Each image has six questions, in `questions` by `position`: five rungs of increasing depth and one open "
           "question. A question's `text` holds no answer; `instruction` is the verbatim format text to append.",

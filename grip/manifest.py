@@ -24,15 +24,18 @@ ROW_FIELDS = ("id", "domain", "family", "index", "seed", "level", "image", "sha2
 QUESTION_FIELDS = ("position", "rung", "id", "text", "instruction", "answer", "margin", "edit")
 # Fields a row may carry beyond ROW_FIELDS. `grain_sha256` (sigma as a string -> sha256 of that grain PNG; {} for an
 # item without grain copies) is absent from rows written before grip recorded grain hashes.
-OPTIONAL_ROW_FIELDS = ("grain_sha256",)
+# `version` (the domain's version that built the row, an int >= 1) is absent from rows written before domains had
+# versions: such a row counts as version 1.
+OPTIONAL_ROW_FIELDS = ("grain_sha256", "version")
 GRAIN_KEYS = ("15", "25", "40")   # str(sigma) for sigma in grip.grain.SIGMAS (kept here: no numpy import)
 
 
-ROW_ORDER = ROW_FIELDS[:8] + OPTIONAL_ROW_FIELDS + ROW_FIELDS[8:]   # as the builder writes a row
+ROW_ORDER = ROW_FIELDS[:2] + ("version",) + ROW_FIELDS[2:8] + ("grain_sha256",) + ROW_FIELDS[8:]  # as built
 
 
 def row_in_order(row: dict) -> dict:
-    """A row with its fields in the order the builder writes them (grain_sha256 right after sha256)."""
+    """A row with its fields in the order the builder writes them (version after domain, grain_sha256 after
+    sha256)."""
     return {f: row[f] for f in ROW_ORDER if f in row}
 
 
@@ -209,6 +212,11 @@ def _check_question(q, k: int, rid, where: str) -> None:
         bad(f"answer cannot be read ({type(e).__name__}: {e})")
 
 
+def row_version(row: dict) -> int:
+    """The version of its domain that built a row (rows from before versions count as version 1)."""
+    return row.get("version", 1)
+
+
 def validate_row(row: dict, where: str) -> None:
     """Check a row deeply enough that nothing downstream (resume, export, scoring, reports) can trip on it: every
     field present with its type, no unknown field, every question's typed answer readable and in its space, margins
@@ -243,6 +251,8 @@ def validate_row(row: dict, where: str) -> None:
         bad("margin_min is not a number")
     if any(not isinstance(k, str) or not _is_int(v) or v < 0 for k, v in row["rejections"].items()):
         bad("rejections is not a table of counts")
+    if "version" in row and (not _is_int(row["version"]) or row["version"] < 1):
+        bad("version is not a whole number >= 1")
     if "grain_sha256" in row:
         g = row["grain_sha256"]
         if (not isinstance(g, dict) or any(k not in GRAIN_KEYS for k in g)

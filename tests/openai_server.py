@@ -336,7 +336,9 @@ _TRUTH_CACHE: dict[tuple[str, float], dict[str, dict]] = {}
 
 def truth_index(store_dirs) -> dict[str, dict]:
     """sha256 of every image (originals and grain copies) -> its items.jsonl row, over every items.jsonl under the
-    given folders."""
+    given folders. One image may sit in several stores whose rows differ (a test that hand-edits a copy of a store):
+    its entry then carries the questions of all of them, so a prompt may match any, and every one's ground truth
+    is searched for."""
     index: dict[str, dict] = {}
     for d in store_dirs:
         for items in sorted(Path(d).rglob("items.jsonl")):
@@ -354,7 +356,13 @@ def truth_index(store_dirs) -> dict[str, dict]:
                     for png in (items.parent / "grain").glob(f"s*/{row['id']}.png"):
                         part[hashlib.sha256(png.read_bytes()).hexdigest()] = row
                 _TRUTH_CACHE[stamp] = part
-            index.update(_TRUTH_CACHE[stamp])
+            for h, row in _TRUTH_CACHE[stamp].items():
+                have = index.get(h)
+                if have is None or have.get("questions") == row.get("questions"):
+                    index.setdefault(h, row)
+                elif isinstance(have.get("questions"), list) and isinstance(row.get("questions"), list):
+                    index[h] = {**have, "questions": have["questions"]
+                                + [q for q in row["questions"] if q not in have["questions"]]}
     return index
 
 
@@ -378,8 +386,10 @@ def truth_strings(row: dict) -> set[str]:
     for k, v in (row.get("scene") or {}).items():
         vals.append({k: v})
     for q in row.get("questions", []):
+        if not isinstance(q, dict):   # a test's deliberately broken row: nothing distinctive to look for
+            continue
         vals += [q.get("answer"), q.get("margin"), {"answer": q.get("answer")}, {"margin": q.get("margin")}]
-        ans = q.get("answer") or {}
+        ans = q.get("answer") if isinstance(q.get("answer"), dict) else {}
         if "value" in ans:
             vals.append({"value": ans["value"]})
         if isinstance(ans.get("value"), (float, int)) and not isinstance(ans.get("value"), bool):

@@ -1,4 +1,5 @@
-"""clock_reading: hand-worked times and properties of the hand geometry, the mirror edit and the sampler."""
+"""clock_reading: hand-worked times and properties of the hand geometry, the mirror edit and the sampler, the
+minimal pair and the reflex-angle rephrase, the sheet's near-hour and half-past rules, and the dial's legibility."""
 import collections
 import math
 from dataclasses import replace
@@ -195,3 +196,91 @@ def test_balance_targets():
     gaps, _ = np.histogram([cr.hand_gap_deg(s) for s in scenes], bins=6, range=(0, 180))
     assert gaps.min() > 0.6 * len(scenes) / 6
     assert math.isclose(sum(gaps), len(scenes))
+
+
+# --- issue 15: minimal pair, rephrase, the sheet's near-hour and half-past rules, legibility ----------------------
+
+@settings(max_examples=30)
+@given(seeds, levels)
+def test_minimal_pair_moves_the_clock_five_minutes(seed, level):
+    s = sampled(seed, level)
+    try:
+        t = cr.minimal_pair(s)
+    except cr.Reject as r:
+        assert r.reason == "no_minimal_pair"
+        return
+    assert t == cr.minimal_pair(s)                                        # deterministic
+    assert abs(t.minute - s.minute) == 5 and replace(t, minute=s.minute) == s
+    # The hour hand moves 2.5 deg with the minute hand's 30 deg; Q1 stays, Q4 moves by >= 3 tolerances.
+    assert circ(cr.hand_angles(t)[0], cr.hand_angles(s)[0]) == pytest.approx(2.5)
+    assert cr.hour_passed(t) == cr.hour_passed(s)
+    assert abs(cr.hand_gap_deg(t) - cr.hand_gap_deg(s)) >= 3 * cr.ANGLE_TOL_DEG
+    assert not cr.ladder(t).failing_margins()
+
+
+def test_minimal_pair_worked():
+    # 3:10 -> 3:15: the gap 30*3 - 5.5*10 = 35 deg becomes 90 - 82.5 = 7.5 deg (27.5 deg less).
+    t = cr.minimal_pair(clock(3, 10))
+    assert (t.hour, t.minute) == (3, 15) and cr.hand_gap_deg(t) == pytest.approx(7.5)
+    # 4:56 cannot go on without changing the hour, so 4:51: hour hand 148 -> 145.5 deg, minute hand 336 -> 306 deg,
+    # gap 188 (folded to 172) -> 160.5 deg: the fold at 180 leaves 11.5 deg of the 27.5, still >= 3 tolerances.
+    t = cr.minimal_pair(clock(4, 56))
+    assert (t.hour, t.minute) == (4, 51) and cr.hand_gap_deg(t) == pytest.approx(160.5)
+
+
+@settings(max_examples=30)
+@given(seeds, levels)
+def test_rephrased_q4_is_the_reflex_angle(seed, level):
+    s = sampled(seed, level)
+    q4, r = cr.ladder(s).rungs[3], cr.rephrase_q4(s)
+    assert q4.answer.value + r.answer.value == pytest.approx(360.0)
+    assert 180.0 <= r.answer.value <= 360.0 and r.answer.in_space() and r.margin.ok and r.text != q4.text
+
+
+def test_levels_1_2_leave_out_minute_58_as_the_sheet_says():
+    """DOMAINS.md 4.6: m not in {58, 59, 0, 1} at L1-L2 (the hour hand about to reach a mark reads as on it);
+    minute 2 stays. Level 3 lifts the rule. Before issue 15 minute 58 passed at L1-L2."""
+    for level in (1, 2):
+        assert not cr.ladder(clock(3, 58, level=level)).rungs[0].margin.ok
+        assert not cr.ladder(clock(3, 1, level=level)).rungs[0].margin.ok
+        assert cr.ladder(clock(3, 57, level=level)).rungs[0].margin.ok
+        assert cr.ladder(clock(3, 2, level=level)).rungs[0].margin.ok
+    assert not cr.ladder(clock(3, 58, 30, level=3)).failing_margins()
+    rng = np.random.default_rng(58)
+    minutes = {cr.sample(rng, 1 + i % 2).minute for i in range(600)}
+    assert minutes <= set(range(2, 58)) and {2, 57} <= minutes
+
+
+def test_half_past_rule_is_the_minute_hands_distance_from_the_six():
+    """Decided: Q2's boundary is the minute hand's position, seconds included, 1.5 min (9 deg) either side of the
+    6. With s = 0 this is the sheet's m not in {29, 30, 31}; at level 3 28:45 is too close and 31:40 is not."""
+    for m in range(2, 58):
+        assert cr.ladder(clock(4, m)).rungs[1].margin.ok == (m not in (29, 30, 31)), m
+    assert not cr.ladder(clock(4, 28, 45, level=3)).rungs[1].margin.ok      # 1.25 min before half past
+    assert cr.ladder(clock(4, 28, 30, level=3)).rungs[1].margin.ok          # exactly 1.5 min
+    assert cr.ladder(clock(4, 31, 40, level=3)).rungs[1].margin.ok          # 1.67 min after
+    assert not cr.ladder(clock(4, 31, 20, level=3)).rungs[1].margin.ok
+
+
+def test_q4_says_the_second_hand_is_not_counted():
+    q4 = cr.ladder(clock(4, 20, 30, level=3)).rungs[3]
+    assert "second hand is not one of the two" in q4.text
+    assert "second hand" not in cr.ladder(clock(4, 20)).rungs[3].text      # no second hand is drawn below L3
+
+
+def test_twelve_marker_cannot_be_read_as_a_numeral():
+    """Without numerals 12 is a filled triangle: one dark run across it, not two bars that read as "II"."""
+    s = replace(clock(3, 15, 30, level=3), numeral_style="ticks")      # second hand at the 6
+    c = Canvas(768, cr.DOMAIN.world)
+    cr.draw(s, c)
+    a = c.array().astype(int).sum(axis=2)
+    cx, cy, r = s.center[0], s.center[1], s.radius_px
+    for depth in (8, 16, 24):
+        row = a[int(cy - (r - cr.RIM_PX - depth)), int(cx) - 30:int(cx) + 31] < 200
+        runs = int(row[0]) + int(np.count_nonzero(row[1:] & ~row[:-1]))
+        assert runs == 1, (depth, row.astype(int))
+
+
+def test_edit_text_carries_no_internal_notation():
+    q5 = cr.ladder(clock(4, 20)).rungs[4]
+    assert "->" not in q5.edit and "->" not in q5.text and "12-6 line" in q5.edit

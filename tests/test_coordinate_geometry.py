@@ -335,3 +335,76 @@ def test_each_label_sits_nearest_its_own_dot():
         for i, box in enumerate(canvas.labels[-4:]):
             mine = box.distance(cg.Point(dots_px[i]))
             assert all(box.distance(cg.Point(q)) >= mine + cg.OWN_MARGIN_PX for j, q in enumerate(dots_px) if j != i)
+
+
+# --- minimal pair and Q4 rephrase ----------------------------------------------------------------------------------
+
+@FAST
+@given(SEEDS, LEVELS)
+def test_minimal_pair_moves_only_c_and_changes_the_class(seed, level):
+    from grip.domain import Reject
+    s = sampled(seed, level)
+    try:
+        twin = cg.minimal_pair(s)
+    except Reject:
+        return
+    assert twin == cg.minimal_pair(s)
+    (a, b, c, d), (a2, b2, c2, d2) = s.points, twin.points
+    assert (a, b, d) == (a2, b2, d2) and c != c2
+    step = (c2[0] - c[0], c2[1] - c[1])
+    assert all(float(v).is_integer() and abs(v) <= 3 for v in step)
+    assert pythagoras_class(a, b, c) != pythagoras_class(a2, b2, c2)
+    assert not cg.ladder(twin).failing_margins()
+    assert qs(twin)["coordinates_of_a"].answer == qs(s)["coordinates_of_a"].answer
+    # shortest: no lattice point strictly nearer to C gives another class with every margin holding
+    for dx, dy in cg.PAIR_STEPS:
+        if dx * dx + dy * dy >= step[0] ** 2 + step[1] ** 2:
+            break
+        t = replace(s, points=(a, b, (c[0] + dx, c[1] + dy), d))
+        if c[1] + dy != 0 and cg.area(t) > 0 and pythagoras_class(a, b, t.points[2]) != pythagoras_class(a, b, c):
+            px = np.array([cg.to_px(s.window, *q) for q in (a, b, c, t.points[2])])
+            box = np.prod(np.ptp(px, axis=0) + 2 * cg.PAIR_PAD_PX) / 768 ** 2
+            assert (cg.ladder(t).failing_margins() or abs(cg.area(cg.edit(t)) - cg.area(t)) < cg.AREA_DIFF
+                    or not all(w + 1 <= v <= w + 15 and -8 <= v <= 8 for v, w in zip(t.points[2], t.window))
+                    or box > cg.PAIR_BOX_MAX)
+
+
+def test_minimal_pair_worked_example():
+    # A(0,1), B(4,1), C(0,4): right angle at A. C one unit left, (-1,4): AB.AC = 4*(-1) = -4 < 0, obtuse at A, angle
+    # acos(-4 / (4 * sqrt 10)) = 108.4 deg, 12.4 deg clear of 96; area 6, with C reflected to (-1,-4) area 10. The
+    # shortest step (-1, 0) comes first.
+    s = scene((0, 1), (4, 1), (0, 4), (6, 6))
+    twin = cg.minimal_pair(s)
+    assert twin.points[2] == (-1.0, 4.0) and cg.triangle_class(twin).value == "obtuse"
+
+
+@FAST
+@given(SEEDS, LEVELS)
+def test_largest_angle_rephrase_names_the_same_class(seed, level):
+    s = sampled(seed, level)
+    r, q4 = cg.rephrase_q4(s), qs(s)["triangle_class"]
+    assert r.answer.value == q4.answer.value and r.text != q4.text and r.margin.ok
+    word = {"acute": "less", "right": "equal", "obtuse": "greater"}[r.answer.value]
+    assert r.answer.matches(r.answer.parse(f"ANSWER: {word}"))
+
+
+def test_minimal_pairs_change_few_pixels_in_a_small_box():
+    """DOMAINS.md 0.7's QA on rendered pairs: changed pixels <= 5% of the canvas, their bounding box <= 25%."""
+    from grip.domain import Reject
+    made = 0
+    for seed in range(12):
+        s = sampled(seed, 1 + seed % 3)
+        try:
+            twin = cg.minimal_pair(s)
+        except Reject:
+            continue
+        pics = []
+        for x in (s, twin):
+            c = Canvas(768, cg.DOMAIN.world)
+            cg.draw(x, c)
+            pics.append(c.array().astype(int))
+        diff = np.abs(pics[0] - pics[1]).sum(axis=2) > 0
+        ys, xs = np.nonzero(diff)
+        assert diff.mean() <= 0.05 and (np.ptp(xs) + 1) * (np.ptp(ys) + 1) <= 0.25 * diff.size
+        made += 1
+    assert made >= 6

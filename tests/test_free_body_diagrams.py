@@ -286,13 +286,59 @@ def test_scaling_every_force_scales_the_net_and_keeps_its_direction(seed, level,
 
 @FEW
 @given(SEEDS, LEVELS)
-def test_rephrased_q4_points_opposite(seed, level):
+def test_rephrased_q4_asks_for_the_net_force_direction(seed, level):
+    """Identity map: the net force points the way the puck starts to accelerate, with Q4's nine options."""
     s = accepted(seed, level)
-    q4, re = fb.acceleration_direction(s).value, fb.rephrase_q4(s).answer.value
-    if q4 == "none":
-        assert re == "none"
+    q4, re = fb.ladder(s).rungs[3], fb.rephrase_q4(s)
+    assert re.answer.value == q4.answer.value and re.answer.options == q4.answer.options
+    assert re.answer.value == fb.direction(fb.net(s)) and re.margin.ok and re.text != q4.text
+
+
+# --- issue 15: the binning rule in the text, the minimal pair ----------------------------------------------------
+
+def test_direction_questions_state_the_sector_rule():
+    """Q4, Q5 and the rephrased Q4 say how an angle is binned (45 deg sectors centred on each direction), and the
+    rule as worded is the one the answers use: 'up-right' from 22.5 to 67.5 deg above the rightward direction."""
+    s = grid((4, 0), (0, 3), (-2, 0), level=1)
+    for q in (fb.ladder(s).rungs[3], fb.ladder(s).rungs[4], fb.rephrase_q4(s)):
+        assert "45° sector centred on it" in q.text and "22.5° to 67.5°" in q.text, q.id
+    at = {a: fb.direction((math.cos(math.radians(a)), math.sin(math.radians(a)))) for a in (-22, 22, 23, 67, 68)}
+    assert at == {-22: "right", 22: "right", 23: "up-right", 67: "up-right", 68: "up"}
+
+
+def test_minimal_pair_worked():
+    # F1 = (4, 0), F2 = (0, 3), F3 = (-2, 0): N = (2, 3), 56.3 deg, up-right. One-square moves keep up-right or
+    # give N = (1, 3) at 71.6 deg, only 4.1 deg past the 67.5 boundary; diagonal moves make a force oblique, which
+    # level 1 does not allow. Two squares: F1 -> (2, 0) gives N = (0, 3), straight up.
+    s = grid((4, 0), (0, 3), (-2, 0), level=1)
+    assert fb.acceleration_direction(s).value == "up-right" and not fb.ladder(s).failing_margins()
+    t = fb.minimal_pair(s)
+    assert t.grid_forces == ((2, 0), (0, 3), (-2, 0)) and fb.acceleration_direction(t).value == "up"
+
+
+@settings(max_examples=8)
+@given(SEEDS, LEVELS)
+def test_minimal_pair_moves_one_tip_and_crosses_a_sector_boundary(seed, level):
+    s = accepted(seed, level)
+    try:
+        t = fb.minimal_pair(s)
+    except Reject as r:
+        assert r.reason == "no_minimal_pair"
+        return
+    assert t == fb.minimal_pair(s)                                        # deterministic
+    field = "polar_forces" if level == 3 else "grid_forces"
+    changed = [(a, b) for a, b in zip(getattr(s, field), getattr(t, field)) if a != b]
+    assert len(changed) == 1 and t.hues == s.hues
+    (a, b), = changed
+    if level < 3:
+        assert max(abs(b[0] - a[0]), abs(b[1] - a[1])) <= 3                 # a short move to another grid point
+        assert (sum(1 for x, y in t.grid_forces if x and y) == 0) == (level == 1)
     else:
-        assert fb.DIRECTIONS.index(re) == (fb.DIRECTIONS.index(q4) + 4) % 8
+        assert (a[0] == b[0]) != (a[1] == b[1]) and b[1] % 5 == 0 and 2 * b[0] == int(2 * b[0])
+    assert fb.acceleration_direction(t) != fb.acceleration_direction(s)
+    assert fb.force_count(t) == fb.force_count(s)
+    assert not fb.ladder(t).failing_margins()
+    fb.draw(t, Canvas(768))
 
 
 # --- rendering ---------------------------------------------------------------------------------------------------
@@ -328,3 +374,54 @@ def test_tips_lie_on_grid_points_below_level_3():
     for v in fb.vectors(s):
         u, w = fb.tip_px(v)
         assert (u - fb.GRID_LO) % fb.SQUARE_PX == 0 and (w - fb.GRID_LO) % fb.SQUARE_PX == 0
+
+
+# --- no rung's wording or options give away another rung's answer ------------------------------------------------
+
+def _prompts(s):
+    """What a model reads for each question besides the picture: the text, the format instruction and the options."""
+    qs = list(fb.ladder(s).questions) + [fb.rephrase_q4(s)]
+    return {q.id: (q.text, q.instruction(), getattr(q.answer, "options", None)) for q in qs}
+
+
+def test_no_question_but_q1_varies_with_the_force_count():
+    """Over a few hundred sampled items, every question other than Q1 (the rephrased Q4 included) reads the same
+    whatever the number of forces drawn: Q2's options are always F1..F5, not the labels drawn, which would give
+    Q1's answer away. Q3's format depends on the level only (whole numbers at levels 1-2, two decimals at level 3),
+    so the wording is compared within each level, and for every question but Q3 across all levels too."""
+    seen: dict[tuple[str, int], set] = {}
+    counts: dict[int, set] = {}
+    rng = np.random.default_rng(20240611)
+    for i in range(300):
+        level = 1 + i % 3
+        try:
+            s = fb.sample(rng, level)
+        except Reject:
+            continue
+        k = len(s.hues)
+        counts.setdefault(level, set()).add(k)
+        for qid, p in _prompts(s).items():
+            if qid != "force_count":
+                seen.setdefault((qid, level), set()).add(p)
+    assert counts == {1: {3}, 2: {4, 5}, 3: {4, 5}}              # the sample does cover several counts
+    for (qid, level), ps in seen.items():
+        assert len(ps) == 1, (qid, level, ps)
+    for qid in {q for q, _ in seen} - {"net_components"}:
+        assert len({p for (q, _), ps in seen.items() if q == qid for p in ps}) == 1, qid
+    assert next(iter(seen["largest_force", 1]))[2] == ("F1", "F2", "F3", "F4", "F5")
+
+
+def test_largest_force_is_a_drawn_label_and_balanced_over_them():
+    """The fixed F1..F5 list: the answer is always one of the labels drawn, and over 600 items of the default level
+    mix no label passes the domain's own cap (the 1/K + 0.10 rule averaged over K = 3, 4, 5, since F4 and F5 are
+    not always drawn)."""
+    from collections import Counter
+    got = Counter()
+    rng = np.random.default_rng(7)
+    for i in range(600):
+        s = accepted(int(rng.integers(2**32)), 1 + i % 3)
+        lf = fb.largest_force(s)
+        assert lf.options == fb.LARGEST_OPTIONS and int(lf.value[1:]) <= len(s.hues)
+        got[lf.value] += 1
+    assert max(got.values()) / 600 <= dict(fb.DOMAIN.balance_caps)["largest_force"]
+    assert set(got) == set(fb.LARGEST_OPTIONS)

@@ -1,5 +1,6 @@
 """gauge_reading: the value-to-angle map, readings recomputed from the needle angle, the change edit of Q5,
-metamorphic relations (sweep, offset, swapping the gauges), the sampler's targets, and examples worked on paper."""
+metamorphic relations (sweep, offset, swapping the gauges), the sampler's targets, the minimal pair and the
+rephrased Q4, the Q5 text's independence of Q2, the dial's legibility, and examples worked on paper."""
 from __future__ import annotations
 
 import itertools
@@ -93,7 +94,8 @@ def test_worked_negative_scale_fall():
     assert a["g2_headroom"].fields["rise"].value == pytest.approx(1.8)
     assert a["g2_headroom"].fields["rise"].tol == pytest.approx(0.1)
     q5 = gr.ladder(s).rungs[4]
-    assert "fell by 15 °C" in q5.text and "above the maximum" not in q5.text
+    # The same note on readings above the maximum whichever way the reading moves: the text differs only in the verb.
+    assert "fell by 15 °C" in q5.text and "above the maximum" in q5.text
     assert q5.margin.value == 2.5                 # (90 - 77.5) / 5
 
 
@@ -165,8 +167,8 @@ def test_q5_recomputes_on_the_changed_reading(seed, level):
     assert gr.value_of(e, 1) == gr.value_of(s, 1) and e.red_minor == s.red_minor
     want = "yes" if gr.value_of(s, 0) + gr.change(s) >= gr.red_from(s, 0) else "no"
     assert lad.rungs[4].answer.value == want
-    # A rise only from below the red zone, a fall only from inside it: never decided by Q2 alone.
-    assert (gr.change(s) < 0) == (lad.rungs[1].answer.value == "yes")
+    # Rises and falls from either side of the zone; X at most two majors.
+    assert 0 < abs(gr.change(s)) <= gr.CHANGE_SPAN_MAJORS * s.major_step[0]
     assert abs(gr.value_of(e, 0) - gr.red_from(s, 0)) >= gr.minor(s, 0) / 2
     assert gr.value_of(e, 0) >= s.v_min[0]
 
@@ -259,3 +261,130 @@ def test_balance_targets():
     assert n > 400
     for k, c in got.items():
         assert len(c) == 2 and max(c.values()) / n < 0.58, (k, c)
+
+
+# --- issue 15: Q5 leak, minimal pair, rephrase, legibility ------------------------------------------------------
+
+def _cramers_v(pairs) -> float:
+    """Bias-corrected Cramer's V between two categorical columns."""
+    xs, ys = sorted({x for x, _ in pairs}), sorted({y for _, y in pairs})
+    t = np.array([[sum(1 for p in pairs if p == (x, y)) for y in ys] for x in xs], float)
+    n = t.sum()
+    if min(t.shape) < 2:
+        return 0.0
+    chi2 = (((t - t.sum(1, keepdims=True) * t.sum(0, keepdims=True) / n) ** 2)
+            / (t.sum(1, keepdims=True) * t.sum(0, keepdims=True) / n)).sum()
+    r, k = t.shape
+    phi2 = max(0.0, chi2 / n - (k - 1) * (r - 1) / (n - 1))
+    rc, kc = r - (r - 1) ** 2 / (n - 1), k - (k - 1) ** 2 / (n - 1)
+    return float(math.sqrt(phi2 / max(1e-12, min(kc - 1, rc - 1))))
+
+
+def test_q5_text_carries_no_information_about_q2():
+    """Q5's wording (rose/fell, and X in G1's major steps) is independent of Q2's answer over 300 items; before
+    issue 15 "fell" appeared exactly when G1 was already in the zone (V = 1)."""
+    rng = np.random.default_rng(2026)
+    verb, size, q5 = [], [], Counter()
+    for i in range(300):
+        try:
+            s = gr.sample(rng, 1 + i % 3)
+        except Reject:
+            continue
+        lad = gr.ladder(s)
+        q2 = lad.rungs[1].answer.value
+        verb.append(("rose" in lad.rungs[4].text, q2))
+        size.append((min(2, abs(s.change_minor) // s.minors[0]), q2))
+        q5[lad.rungs[4].answer.value] += 1
+    assert len(verb) > 280
+    assert _cramers_v(verb) < 0.12, _cramers_v(verb)
+    assert _cramers_v(size) < 0.12, _cramers_v(size)
+    # Rises and falls in both Q2 classes, and Q5 itself near 50/50.
+    per = Counter(verb)
+    assert min(per.values()) > 0.18 * len(verb), per
+    assert max(q5.values()) / sum(q5.values()) < 0.6, q5
+
+
+@settings(max_examples=25)
+@given(seeds, levels)
+def test_minimal_pair_turns_only_g2_and_flips_q4(seed, level):
+    s = accepted(seed, level)
+    try:
+        t = gr.minimal_pair(s)
+    except Reject as r:
+        assert r.reason == "no_minimal_pair"
+        return
+    assert t == gr.minimal_pair(s)                                   # deterministic
+    assert t.needle_half[0] == s.needle_half[0] and replace(t, needle_half=s.needle_half) == s
+    a, b = answers(s), answers(t)
+    assert b["closer_to_max"].value != a["closer_to_max"].value
+    for qid in ("g1_major_passed", "g1_in_red", "g1_reading", "g1_red_after_change"):
+        assert a[qid] == b[qid], qid
+    assert not gr.ladder(t).failing_margins()
+    # The smallest turn: no half-minor position nearer to G2's needle flips Q4 with every margin.
+    step = abs(t.needle_half[1] - s.needle_half[1])
+    for h in range(s.needle_half[1] - step + 1, s.needle_half[1] + step):
+        u = replace(s, needle_half=(s.needle_half[0], h))
+        assert gr.closer_to_max(u) == gr.closer_to_max(s) or gr.ladder(u).failing_margins()
+
+
+@settings(max_examples=25)
+@given(seeds, levels)
+def test_rephrased_q4_names_the_other_gauge(seed, level):
+    s = accepted(seed, level)
+    q4, r = gr.ladder(s).rungs[3], gr.rephrase_q4(s)
+    assert {q4.answer.value, r.answer.value} == {"G1", "G2"} and r.answer.options == q4.answer.options
+    # The gauge with more range left is the one with the smaller fraction of its range used.
+    left = [1 - gr.fraction_of(s, g) for g in (0, 1)]
+    assert r.answer.value == ("G1" if left[0] > left[1] else "G2")
+    assert r.margin.ok and r.text != q4.text
+
+
+def test_zone_and_needle_leave_every_tick_visible():
+    """The danger-zone band lies outside the tick ring and the numerals outside the band, and the needle's tip ends
+    among the ticks: no tick is covered by the zone, and the tip never lies in the zone."""
+    assert gr.BAND_R[0] > gr.TICK_R
+    assert gr.TICK_R - gr.TICK_LEN["minor"] < gr.NEEDLE_R < gr.TICK_R < gr.BAND_R[0]
+    s = gauges(("km/h", 0, 20, 8, 2, 240, 13, 27), ("bar", 0, 1, 6, 2, 180, 10, 9), change=-6)
+    c = Canvas(768, gr.DOMAIN.world)
+    gr.draw(s, c)
+    img = c.array().astype(int)
+    # Every minor tick inside G1's zone (minors 14, 15) still has black pixels along its length.
+    for k in (14, 15):
+        angle = gr.angle_of(s, 0, gr.minor(s, 0) * k)
+        x, y = gr._polar(gr.CENTERS[0], angle, gr.TICK_R - 4)
+        patch = img[int(y) - 1:int(y) + 2, int(x) - 1:int(x) + 2]
+        assert (patch.sum(axis=2) < 150).any(), k
+    # The needle tip (needle at 135 km/h, inside the zone) is drawn in needle blue, not over the zone's orange.
+    tip = gr._polar(gr.CENTERS[0], gr.angle_of(s, 0, gr.value_of(s, 0)), gr.NEEDLE_R - 4)
+    r, g, b = img[int(round(tip[1])), int(round(tip[0]))]
+    assert b > r
+
+
+def test_minor_ticks_far_enough_apart_to_read_within_tolerance():
+    """A reading is accepted within half a minor interval; minor ticks at least 8 px apart leave 4 px of arc either
+    way. The old 5 px rule allowed dials like 0-100 in 100 minors over 270 deg (3.8 px at the old radius)."""
+    assert gr.MINOR_GAP_PX >= 8.0
+    rng = np.random.default_rng(3)
+    for i in range(60):
+        s = accepted(int(rng.integers(2**32)), 1 + i % 3)
+        for g in (0, 1):
+            assert gr.minor_gap_px(s, g) >= 8.0
+            assert gr.reading(s).tol_abs() == pytest.approx(float(gr.minor(s, 0)) / 2)
+
+
+def test_texts_name_the_zone_by_the_colour_it_is_drawn_in():
+    """The zone is drawn in Okabe-Ito vermillion, which reads as orange: no text calls it red."""
+    assert gr.RED == gr.OKABE_ITO["vermillion"]
+    s = accepted(7, 2)
+    texts = [q.text for q in gr.ladder(s).questions]
+    assert "orange" in gr.ladder(s).rungs[1].text
+    texts.append(gr.rephrase_q4(s).text)
+    assert not any("red" in t.lower().replace("reading", "") for t in texts), texts
+
+
+def test_dials_use_the_safe_area():
+    """Both dials together span the safe area from corner to corner (before issue 15 they sat in a 340 px strip)."""
+    lo = min(c[1] - gr.FACE_R for c in gr.CENTERS)
+    hi = max(c[1] + gr.FACE_R for c in gr.CENTERS)
+    assert lo <= SAFE_BORDER_PX + 8 and hi >= 768 - SAFE_BORDER_PX - 8
+    assert math.dist(*gr.CENTERS) > 2 * gr.FACE_R + 20                # the bezels do not touch

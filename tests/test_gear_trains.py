@@ -1,11 +1,11 @@
-"""Domain-specific tests for gear_trains: kinematic invariants, geometry, metamorphic relations, and examples
-worked on paper."""
+"""Domain-specific tests for gear_trains: kinematic invariants, geometry, metamorphic relations, examples worked on
+paper, the minimal pair and rephrased Q4, and the layering of shaft pairs."""
 import math
 from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from grip.builder import generate
 from grip.domain import Reject, scene_from_json, scene_to_json
@@ -239,3 +239,73 @@ def test_at_most_one_gear_is_drawn_over_a_back_gear(seed, level):
     for front, back in s.shafts:
         assert sum(front in m for m in s.meshes) <= 1
         assert len([p for p in gt.back_gear_exceptions(s) if back in p]) <= 1
+
+
+# --- issue 15: minimal pair, rephrase, layering of shaft pairs ---------------------------------------------------
+
+@settings(max_examples=20)
+@given(SEEDS, LEVELS)
+def test_minimal_pair_reverses_only_the_driver(seed, level):
+    s = accepted(seed, level)
+    t = gt.minimal_pair(s)
+    assert t == gt.minimal_pair(s) and replace(t, driver_dir=s.driver_dir) == s and t.driver_dir != s.driver_dir
+    a, b = gt.fastest_gear(s).reference_value(), gt.fastest_gear(t).reference_value()
+    assert a["gear"] == b["gear"] and a["direction"] != b["direction"]
+    assert gt.gear_count(t) == gt.gear_count(s) and not gt.ladder(t).failing_margins()
+
+
+@settings(max_examples=20)
+@given(SEEDS, LEVELS)
+def test_rephrased_q4_has_q4s_answer(seed, level):
+    s = accepted(seed, level)
+    q4, r = gt.ladder(s).rungs[3], gt.rephrase_q4(s)
+    assert r.answer == q4.answer and r.text != q4.text and r.margin.ok
+
+
+def _front_partner_offsets(s):
+    """(T_front + T_partner - T_back) / 2: the partner's centre to the back gear's pitch circle, in modules."""
+    return [(s.teeth[f] + s.teeth[j] - s.teeth[b]) / 2 for f, b in s.shafts for m in s.meshes if f in m
+            for j in m if j != f]
+
+
+def test_front_partner_never_straddles_the_back_gears_teeth():
+    """The gear meshing a shaft pair's front gear sits on the back gear's face or stands clear of it: its centre is
+    >= 3 modules off the back gear's pitch circle. Before issue 15 most level-3 partners sat within one module of
+    it, their teeth across the back gear's as if the two meshed."""
+    rng = np.random.default_rng(15)
+    offsets = []
+    for i in range(60):
+        try:
+            s = gt.sample(rng, 2 + i % 2)
+        except Reject:
+            continue
+        offsets += _front_partner_offsets(s)
+    assert len(offsets) > 40
+    assert min(abs(x) for x in offsets) >= 3, sorted(offsets)[:5]
+
+
+def test_back_gear_is_hatched_and_front_gears_are_cased():
+    """The back gear carries hatching (two grey levels on its visible ring, not one flat fill), and a white casing
+    separates a gear lying across it from its teeth."""
+    rng = np.random.default_rng(4)
+    s = next(s for s in (accepted(int(rng.integers(2**32)), 2) for _ in range(40)) if s.shafts)
+    c = gt.Canvas(768)
+    gt.draw(s, c)
+    img = c.array().astype(int).sum(axis=2)
+    m = gt.module_px(s)
+    (front, back), = s.shafts
+    cx, cy = s.centers[back]
+    r = (m * s.teeth[front] / 2 + m + m * s.teeth[back] / 2 - 1.25 * m) / 2        # middle of the visible ring
+    clear = [a for a in range(0, 360, 10) if all(
+        math.dist((cx + r * math.cos(math.radians(a)), cy + r * math.sin(math.radians(a))), s.centers[j])
+        > m * s.teeth[j] / 2 + m + 12 for j in range(len(s.teeth)) if j not in (front, back))]
+    assert clear
+    a = math.radians(clear[0])
+    u, v = int(cx + r * math.cos(a)), int(cy + r * math.sin(a))
+    patch = img[v - 6:v + 7, u - 6:u + 7]
+    assert patch.max() - patch.min() > 30, patch
+    # Casing: just outside the front gear's tip circle, over the back gear, the picture is white.
+    tip = m * s.teeth[front] / 2 + m
+    ring = [img[int(cy + (tip + 3) * math.sin(t)), int(cx + (tip + 3) * math.cos(t))]
+            for t in np.linspace(0, 2 * math.pi, 90, endpoint=False)]
+    assert sum(x >= 3 * 250 for x in ring) > 0.5 * len(ring)

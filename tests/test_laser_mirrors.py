@@ -307,3 +307,49 @@ def test_rendering_stays_inside_the_safe_border():
         b = SAFE_BORDER_PX
         assert (rgb[:b] == 255).all() and (rgb[-b:] == 255).all()
         assert (rgb[:, :b] == 255).all() and (rgb[:, -b:] == 255).all()
+
+
+# --- version 2: colour words, minimal pair, Q4 rephrase ----------------------------------------------------------
+
+HUE_WORDS = {"red": ((0, 15), (345, 360)), "orange": ((15, 45),)}
+
+
+def test_the_laser_is_called_by_the_colour_it_is_drawn_in():
+    """The laser box is filled with vermillion (hue ~27 deg), which reads as orange: every text that names the box's
+    colour must use that word (version 1 said "red box")."""
+    import colorsys
+    hue = colorsys.rgb_to_hsv(*lm.LASER)[0] * 360
+    word = next(w for w, spans in HUE_WORDS.items() if any(a <= hue < b for a, b in spans))
+    s = accepted(7, 2)
+    texts = [q.text for q in lm.ladder(s).questions] + [lm.rephrase_q4(s).text]
+    named = [t for t in texts if " box" in t]
+    assert named
+    for t in named:
+        assert f"{word} box" in t and not any(f"{w} box" in t for w in HUE_WORDS if w != word), t
+
+
+@FEW
+@given(SEEDS, LEVELS)
+def test_minimal_pair_flips_one_path_mirror_and_changes_the_end(seed, level):
+    s = accepted(seed, level)
+    try:
+        twin = lm.minimal_pair(s)
+    except Reject:
+        return
+    assert twin == lm.minimal_pair(s)
+    changed = [k for k, (a, b) in enumerate(zip(s.mirrors, twin.mirrors)) if a != b]
+    assert len(changed) == 1 and changed[0] + 1 in lm.trace(s).hits
+    (r, c, kind), (r2, c2, kind2) = s.mirrors[changed[0]], twin.mirrors[changed[0]]
+    assert (r, c) == (r2, c2) and {kind, kind2} == {lm.SLASH, lm.BACKSLASH}
+    a, b = lm.ladder(s), lm.ladder(twin)
+    assert not b.failing_margins() and a.rungs[0].answer == b.rungs[0].answer
+    assert a.rungs[3].answer.value != b.rungs[3].answer.value
+    assert oracle(twin)[1] != oracle(s)[1]
+
+
+@FEW
+@given(SEEDS, LEVELS)
+def test_detector_rephrase_names_the_same_end(seed, level):
+    s = accepted(seed, level)
+    r, q4 = lm.rephrase_q4(s), lm.ladder(s).rungs[3]
+    assert r.answer == q4.answer and r.text != q4.text and r.margin.ok

@@ -228,3 +228,55 @@ def test_exactly_centred_blocks_are_directly_above():
     assert lad.open.answer.fields["distance"].value == pytest.approx(1.5)
     one_px = replace(s, centers_px=(300, 300, 301))
     assert ps.c_relative_to_b(one_px).value == "right" and not ps.ladder(one_px).rungs[1].margin.ok
+
+
+# --- minimal pair and Q4 rephrase ----------------------------------------------------------------------------------
+
+@settings(max_examples=30, deadline=None)
+@given(seeds, levels)
+def test_minimal_pair_slides_only_the_top_block_and_flips_the_verdict(seed, level):
+    try:
+        s = scene_of(seed, level)
+        twin = ps.minimal_pair(s)
+    except Reject:
+        return
+    assert twin == ps.minimal_pair(s)
+    assert twin.centers_px[:-1] == s.centers_px[:-1] and twin.widths_px == s.widths_px
+    d = abs(twin.centers_px[-1] - s.centers_px[-1])
+    assert 1 <= d <= ps.PAIR_MAX_PX
+    assert not ps.ladder(twin).failing_margins()
+    before = oracle_verdict(s.widths_px, s.heights_px, s.centers_px, s.densities)
+    after = oracle_verdict(twin.widths_px, twin.heights_px, twin.centers_px, twin.densities)
+    assert before != after and ps.block_count(twin) == ps.block_count(s)
+    # minimal: no smaller slide either way gives another verdict with every margin holding
+    for k in range(1, d):
+        for sign in (1, -1):
+            t = replace(s, centers_px=s.centers_px[:-1] + (s.centers_px[-1] + sign * k,))
+            lo, hi = t.centers_px[-1] - t.widths_px[-1] / 2, t.centers_px[-1] + t.widths_px[-1] / 2
+            if ps.STACK_X[0] <= lo and hi <= ps.STACK_X[1]:
+                assert ps.stack_verdict(t).value == before or ps.ladder(t).failing_margins()
+
+
+@settings(max_examples=30, deadline=None)
+@given(seeds, levels)
+def test_tip_over_rephrase_gives_the_same_verdict(seed, level):
+    try:
+        s = scene_of(seed, level)
+    except Reject:
+        return
+    r, q4 = ps.rephrase_q4(s), ps.ladder(s).rungs[3]
+    assert r.answer == q4.answer and r.text != q4.text and r.margin.ok
+    if r.answer.value == "stable":
+        assert r.answer.matches(r.answer.parse("ANSWER: does not tip"))
+
+
+def test_minimal_pair_worked_example():
+    # Four 100 x 40 blocks of equal mass (level 2, margin 6 px), centres 300, 300, 300, 340. Joint C-D: support
+    # 290..350, D's centre 340 is 10 px inside. B-C: COM (300 + 340) / 2 = 320 in 250..350. A-B: 313.3. Stable.
+    # Slide D right by d: C-D's support is 290 + d..350 and its COM 340 + d, which must pass 350 by 6 px: d = 16
+    # (then B-C's COM 328 and A-B's 318.7 stay well inside). Sliding left, D stays over C until d > 90. So 16 px.
+    s = ps.Scene(level=2, widths_px=(100, 100, 100, 100), heights_px=(40, 40, 40, 40),
+                 centers_px=(300, 300, 300, 340), densities=(1, 1, 1, 1))
+    assert ps.stack_verdict(s).value == "stable"
+    twin = ps.minimal_pair(s)
+    assert twin.centers_px[-1] == 356 and ps.stack_verdict(twin).value == "tips at C-D"

@@ -32,9 +32,10 @@ def answers(s: pm.Scene) -> list:
 
 
 def mirrored(s: pm.Scene) -> pm.Scene:
-    """Reflect the world x -> 20 - x: the launch moves to the other side, the ball flies the other way, and the
-    wall [w, w + 0.3] becomes [20 - w - 0.3, 20 - w]."""
-    return replace(s, facing=-s.facing, launch_x_m=20.0 - s.launch_x_m, wall_x_m=20.0 - s.wall_x_m - 0.3)
+    """Reflect the world x -> W - x (W the level's view width): the launch moves to the other side, the ball flies
+    the other way, and the wall [w, w + 0.3] becomes [W - w - 0.3, W - w]."""
+    w = pm.VIEW_W[s.level]
+    return replace(s, facing=-s.facing, launch_x_m=w - s.launch_x_m, wall_x_m=w - s.wall_x_m - 0.3)
 
 
 def simulate(s: pm.Scene, dt: float = 1e-3) -> tuple[str, float, float]:
@@ -142,11 +143,11 @@ def test_mirroring_left_right_mirrors_the_flight_and_keeps_every_answer(seed, le
     assert [q.margin.value for q in pm.ladder(m).questions] == pytest.approx(
         [q.margin.value for q in pm.ladder(s).questions])
     for (x, y), (xm, ym) in zip(pm.dots(s), pm.dots(m)):
-        assert xm == pytest.approx(20.0 - x) and ym == pytest.approx(y)
+        assert xm == pytest.approx(pm.VIEW_W[level] - x) and ym == pytest.approx(y)
     # and the picture's layout is mirror-symmetric about the canvas centre line
     for x, y in pm.dots(s):
-        u, v = pm.to_px(s.facing, x, y)
-        um, vm = pm.to_px(m.facing, 20.0 - x, y)
+        u, v = pm.to_px(level, s.facing, x, y)
+        um, vm = pm.to_px(level, m.facing, pm.VIEW_W[level] - x, y)
         assert um == pytest.approx(768 - u) and vm == pytest.approx(v)
 
 
@@ -223,10 +224,11 @@ def test_sampled_scenes_respect_ranges_margins_and_the_view(seed, level):
     assert 8.0 <= s.speed_mps <= 16.0 and 20 <= s.angle_deg <= 70 and s.dt_s in pm.DTS
     assert 0.15 <= s.launch_y_m <= 4.0 and (level < 3 or s.launch_y_m >= 2.0)
     near, _ = pm.wall_span_s(s)
-    assert 6.0 <= near <= 19.0 and 1.0 <= s.wall_h_m <= 9.0
-    assert 0.0 <= min(s.wall_x_m, s.launch_x_m) and max(s.wall_x_m + 0.3, s.launch_x_m) <= 20.0
+    w = {1: 20.0, 2: 20.0, 3: 15.0}[level]
+    assert 6.0 <= near <= min(19.0, w - 1.0) and 1.0 <= s.wall_h_m <= 9.0
+    assert 0.0 <= min(s.wall_x_m, s.launch_x_m) and max(s.wall_x_m + 0.3, s.launch_x_m) <= w
     for x, y in pm.dots(s):   # every drawn dot is in the view, in the air, and short of the wall
-        assert 0.0 <= x <= 20.0 and 0.15 <= y <= 12.0
+        assert 0.0 <= x <= w and 0.15 <= y <= 12.0
         assert s.facing * (x - s.launch_x_m) + 0.15 + 0.5 <= near + 1e-9
 
 
@@ -331,3 +333,68 @@ def test_raised_launch_clears_and_the_slower_launch_hits():
     m = replace(s, facing=-1, launch_x_m=20.0, wall_x_m=9.7)
     assert pm.wall_span_s(m) == pytest.approx((10.0, 10.3))
     assert answers(m) == answers(s)
+
+
+# --- version 2: level 3 layout, dot counts, minimal pair, Q4 rephrase ------------------------------------------
+
+def test_level3_scenes_use_the_safe_area():
+    """The bounding box (px) of the dots and the wall, down to the ground, covers on average at least a fifth of the
+    720 x 720 safe area at level 3 (version 1, at the grid's 34 px/m with the view's top half empty: about 16%)."""
+    cover = []
+    for seed in range(40):
+        s = scene_of(seed, 3)
+        if s is None:
+            continue
+        xs = [x for x, _ in pm.dots(s)] + [s.wall_x_m, s.wall_x_m + pm.WALL_T]
+        ys = [y for _, y in pm.dots(s)] + [s.wall_h_m, 0.0]
+        px = np.array([pm.to_px(3, s.facing, x, y) for x in (min(xs), max(xs)) for y in (min(ys), max(ys))])
+        cover.append(np.ptp(px[:, 0]) * np.ptp(px[:, 1]) / 720 ** 2)
+    assert len(cover) >= 35 and np.mean(cover) >= 0.2
+    # the view itself: 12 m tall over at least 70% of the safe height, ground and scale bar inside the safe area
+    assert pm.GROUND_PX[3] - pm.TOP_PX[3] >= 0.7 * 720 and pm.GROUND_PX[3] + 80 <= 768 - 24
+
+
+def test_dot_counts_follow_the_sheets_per_level_lines():
+    """Module docstring's decision: L1 8-10, L2 5-7, L3 4 dots, together exactly 4..10 (the sheet's range read as a
+    count of dots)."""
+    seen = {lv: set() for lv in (1, 2, 3)}
+    for seed in range(45):
+        s = scene_of(seed, 1 + seed % 3)
+        if s is not None:
+            seen[s.level].add(pm.position_count(s).value)
+    assert seen[1] <= {8, 9, 10} and seen[2] <= {5, 6, 7} and seen[3] == {4}
+    assert {k + 1 for lo, hi in pm.STEPS.values() for k in range(lo, hi + 1)} == set(range(4, 11))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seeds, levels)
+def test_minimal_pair_moves_only_the_wall_and_changes_the_outcome(seed, level):
+    s = scene_of(seed, level)
+    if s is None:
+        return
+    try:
+        twin = pm.minimal_pair(s)
+    except Reject:
+        return
+    assert twin == pm.minimal_pair(s)
+    assert replace(twin, wall_x_m=s.wall_x_m, wall_h_m=s.wall_h_m) == s
+    assert not pm.ladder(twin).failing_margins()
+    before, after = simulate(s)[0], simulate(twin)[0]
+    assert before != after and pm.outcome_of(twin) == after
+    if before == pm.LANDS:
+        assert twin.wall_h_m == s.wall_h_m and pm.wall_span_s(twin)[0] < pm.wall_span_s(s)[0]
+    else:
+        assert twin.wall_x_m == s.wall_x_m and {before, after} == {pm.HITS, pm.CLEARS}
+        assert abs(twin.wall_h_m - s.wall_h_m) >= 2 * pm.TOP_GAP_M - 1e-9
+
+
+@settings(max_examples=25, deadline=None)
+@given(seeds, levels)
+def test_first_touch_rephrase_names_the_same_outcome(seed, level):
+    s = scene_of(seed, level)
+    if s is None:
+        return
+    r, q4 = pm.rephrase_q4(s), pm.ladder(s).rungs[3]
+    assert r.answer.value == q4.answer.value and r.text != q4.text and r.margin.ok
+    words = {pm.LANDS: "the ground before the wall", pm.HITS: "the wall", pm.CLEARS: "the ground beyond the wall"}
+    assert r.answer.matches(r.answer.parse("ANSWER: " + words[r.answer.value]))

@@ -1,7 +1,7 @@
 """Compass bearings: a map with 4-6 named landmarks, a north arrow turned nu degrees clockwise from page-up and a
 scale bar. The ladder walks nearest landmark to the Station -> the Lake's compass point -> its bearing -> where a
-stated walk from the Station ends -> the Lake's compass point once the north arrow is turned 90 degrees clockwise;
-the open question asks for the Station-Lake distance read with the scale bar.
+stated walk from the Station ends -> the Lake's compass point once the north arrow is turned by a stated angle; the
+open question asks for the Station-Lake distance read with the scale bar.
 
 Everything lives in page pixels (y down). The bearing of Q from P is the angle clockwise from map north:
 beta = (atan2(dx, -dy) - nu) mod 360. A walk leg of d km on bearing theta moves by d * px_per_km along the page
@@ -10,8 +10,20 @@ on bearing b from her") travels on b + 180.
 
 Ambiguity boundaries (DOMAINS.md 7.2): the 8-point sector edges at 22.5 + 45k degrees (Q2, and Q5 on the turned
 arrow); a near tie between the two landmarks nearest the Station (Q1) or nearest the walk's end (Q4); a Lake so close
-to the Station that its bearing or distance cannot be read. Q5 edits the scene (nu -> nu + 90) and re-runs the Q2
-answer function, so its answer is the Lake's sector after the turn, beta - 90.
+to the Station that its bearing or distance cannot be read. Q5 edits the scene (the arrow turned by `turn_deg`,
+clockwise positive) and re-runs the Q2 answer function, so its answer is the Lake's sector of beta - turn_deg.
+
+Version 2: Q5's turn was a fixed 90 degrees, so Q5 was a lookup of Q2 (two points anticlockwise). The turn is now
+part of the scene and stated in Q5: 45..180 degrees in 15-degree steps, either way, keeping the turned bearing off
+the sector edges; turns off the 45-degree grid make Q5 need the bearing (Q3), not just Q2's point. Landmarks now
+spread over the map (bounding box >= `SPREAD_MIN` of the area each way) and icons are larger.
+
+Minimal pair (not the sheet's): shifting a landmark 30-50 px toward the walk's end almost never makes it the nearest
+(walks end ~20 px from their landmark, the runner-up 100-500 px away: 1 of 84 maps allowed it even at 200 px).
+Instead the walk's landmark trades places with another: positions, and so Q1-Q3 and Q5 and every margin, stay; Q4
+changes. Q1 is kept except where the walk ends at Q1's own landmark (a quarter of items, hence
+`minimal_pair_keeps_q1=False`). Swaps whose box passes the sheet's 25% of the canvas (0.7) are skipped; a map with
+no such swap rejects (about 4 maps in 10).
 """
 from __future__ import annotations
 
@@ -30,10 +42,8 @@ from grip.renderers.text import draw_text, place_label_beside
 NAMES = ("Station", "Lake", "Tower", "Mill", "Hill", "Farm")
 OTHERS = NAMES[1:]                       # every landmark a question may name as an answer
 POINTS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
-POINT_ALIASES = (("north", "N"), ("northeast", "NE"), ("north-east", "NE"), ("north east", "NE"), ("east", "E"),
-                 ("southeast", "SE"), ("south-east", "SE"), ("south east", "SE"), ("south", "S"),
-                 ("southwest", "SW"), ("south-west", "SW"), ("south west", "SW"), ("west", "W"),
-                 ("northwest", "NW"), ("north-west", "NW"), ("north west", "NW"))
+_WORDS = {"N": "north", "E": "east", "S": "south", "W": "west"}
+POINT_ALIASES = tuple((sep.join(_WORDS[c] for c in p), p) for p in POINTS for sep in ("", "-", " ")[:len(p) * 3 - 2])
 
 SECTOR_GAP_DEG = 5.0          # Q2, Q5: beta at least this far from 22.5 + 45k
 NEAREST_RATIO = {1: 1.3, 2: 1.2, 3: 1.15}   # Q1: second-nearest / nearest distance from the Station, per level
@@ -42,6 +52,8 @@ WALK_NEAR_KM = 1.0            # Q4: the walk ends within 1 km of its nearest lan
 LAKE_MIN_PX = 120.0           # Q3: the Station-Lake segment is long enough to measure its direction
 LAKE_MIN_KM = 1.0             # open: at least one scale unit, so 5% is a readable fraction of it
 SEPARATION_PX = 110.0         # landmarks at least this far apart (sheet: 80), room for icons and their names
+SPREAD_MIN = 0.6              # landmarks' bounding box spans this fraction of AREA in x and in y
+TURNS_DEG = tuple(range(45, 181, 15))   # Q5: size of the north arrow's turn (either way; 180 has no sense)
 BEARING_TOL = 4.0
 DISTANCE_TOL = 0.05
 MAP = (36.0, 36.0, 732.0, 732.0)          # map frame, px
@@ -52,8 +64,11 @@ NORTH_KEEP_PX = 100.0                     # landmarks and walk points stay this 
 BAR_X, BAR_Y = 64.0, 704.0                # scale bar: left end and baseline
 BAR_KM = 2
 SAMPLE_TRIES = 80
+PAIR_BOX_MAX = 0.25                       # DOMAINS.md 0.7: the minimal pair's changed box, share of the canvas
+PAIR_PAD_PX = (80.0, 36.0)                # around a swapped icon's point: the icon and its name, either side
 
-ICON_HALF = 22.0                          # every icon fits in a 44 px square around its point
+ICON_SCALE = 1.3                          # icons drawn 1.3x their 44 px design size
+ICON_HALF = 22.0 * ICON_SCALE             # every icon fits in a square of this half-side around its point
 ICON_COLOURS = {"Station": GREY_DARK, "Lake": OKABE_ITO["sky"], "Tower": OKABE_ITO["purple"],
                 "Mill": OKABE_ITO["orange"], "Hill": OKABE_ITO["green"], "Farm": OKABE_ITO["vermillion"]}
 
@@ -66,6 +81,7 @@ class Scene:
     names: tuple[str, ...]                      # landmark names, Station first, then Lake
     positions: tuple[tuple[float, float], ...]  # landmark centres in page px (y down), same order as names
     legs: tuple[tuple[float, int, bool], ...]   # walk legs (km, stated bearing deg, stated as a back bearing)
+    turn_deg: int = 90                          # Q5: the north arrow turned this much, clockwise positive, 45..180
 
 
 # --- geometry -----------------------------------------------------------------------------------------------------
@@ -152,8 +168,14 @@ def lake_distance(scene: Scene) -> Record:
 
 
 def edit(scene: Scene) -> Scene:
-    """Q5's edit: the north arrow turned 90 degrees clockwise (north is where east was)."""
-    return replace(scene, north_deg=scene.north_deg + 90)
+    """Q5's edit: the north arrow turned `turn_deg` (clockwise positive); the landmarks stay where they are."""
+    return replace(scene, north_deg=scene.north_deg + scene.turn_deg)
+
+
+def turn_words(turn_deg: int) -> str:
+    if abs(turn_deg) == 180:
+        return "180° (half a turn)"
+    return f"{abs(turn_deg)}° {'clockwise' if turn_deg > 0 else 'anticlockwise'}"
 
 
 def counterfactual(scene: Scene) -> Choice:
@@ -194,15 +216,46 @@ def ladder(scene: Scene) -> Ladder:
                   "the Station is she nearest to when she stops?", walk_end(scene),
                   Margin(_ratio(end_rank), "ratio", WALK_RATIO, "two landmarks equally close to the walk's end"))
     turned = edit(scene)
-    q5 = Question(5, "lake_direction_turned", "If the north arrow were turned 90° clockwise (so north is where east "
-                  "is now), in which compass direction would the Lake be from the Station?", counterfactual(turned),
+    words = turn_words(scene.turn_deg)
+    q5 = Question(5, "lake_direction_turned", f"Suppose the north arrow were turned {words} about its centre, "
+                  "while the map and its landmarks stay where they are. In which compass direction would the Lake "
+                  "then be from the Station?", counterfactual(turned),
                   Margin(sector_gap(lake_bearing(turned)), "deg", SECTOR_GAP_DEG,
                          "turned bearing on a compass-point sector edge"),
-                  edit="north arrow turned 90 degrees clockwise (nu -> nu + 90)")
+                  edit=f"north arrow turned {words}")
     open_q = Question(6, "lake_distance", "Explain, using the scale bar, how far the Lake is from the Station "
                       "(centre to centre of the two symbols).", lake_distance(scene),
                       Margin(lake_km(scene), "km", LAKE_MIN_KM, "Lake within one scale unit of the Station"))
     return Ladder((q1, q2, q3, q4, q5), open_q)
+
+
+def rephrase_q4(scene: Scene) -> Question:
+    """Q4 asked as a straight-line distance (map: identity)."""
+    return Question(4, "walk_end_closest", f"A walker leaves the Station and {walk_text(scene)}. When she stops, "
+                    "which landmark other than the Station lies the shortest straight-line distance away from her?",
+                    walk_end(scene), Margin(_ratio(_ranked(scene, walk_points(scene)[-1])), "ratio", WALK_RATIO,
+                                            "two landmarks equally close to the walk's end"))
+
+
+def minimal_pair(scene: Scene) -> Scene:
+    """The landmark the walk ends at trades places with another landmark (icons and names swap; every position
+    stays), the nearest to the walk's end first, such that every margin holds and Q1 keeps its answer unless the
+    walk ends at Q1's landmark (then no swap can keep it)."""
+    end = walk_points(scene)[-1]
+    q1, q4 = nearest_to_station(scene).value, walk_end(scene).value
+    for _, other in _ranked(scene, end)[1:]:
+        a, b = np.array(position(scene, q4)), np.array(position(scene, other))
+        if other == q1 or np.prod(np.abs(a - b) + 2 * np.array(PAIR_PAD_PX)) > PAIR_BOX_MAX * 768 ** 2:
+            continue
+        swap = {q4: other, other: q4}
+        twin = replace(scene, names=tuple(swap.get(n, n) for n in scene.names))
+        try:
+            draw(twin, Canvas(768))   # its labels must still find room
+        except Reject:
+            continue
+        if not ladder(twin).failing_margins():
+            return twin
+    raise Reject("no_minimal_pair")
 
 
 # --- sampling -----------------------------------------------------------------------------------------------------
@@ -310,6 +363,8 @@ def _try(rng, level, names, nu, ppk, sector, near_target, walk_target, n_legs):
         else:
             return None
     positions = tuple(pos[n] for n in names)
+    if min(np.ptp(np.array(positions), axis=0)) < SPREAD_MIN * (AREA[2] - AREA[0]):
+        return None   # a map with its landmarks bunched in one part leaves most of the canvas empty
     scene = Scene(level, nu, ppk, tuple(names), positions, ())
     # The walk ends within 0.6 km of its target, with room to spare over every other landmark.
     t = pos[walk_target]
@@ -324,7 +379,9 @@ def _try(rng, level, names, nu, ppk, sector, near_target, walk_target, n_legs):
     legs = _legs_through(scene, rng, end, n_legs, level)
     if legs is None:
         return None
-    scene = replace(scene, legs=legs)
+    beta = lake_bearing(scene)
+    turns = [t for m in TURNS_DEG for t in ((m, -m) if m < 180 else (m,)) if sector_gap(beta - t) >= SECTOR_GAP_DEG]
+    scene = replace(scene, legs=legs, turn_deg=int(turns[int(rng.integers(len(turns)))]))
     pts = walk_points(scene)
     final = _ranked(scene, pts[-1])
     if not all(_in_area(p) for p in pts[1:]) or final[0][0] > WALK_NEAR_KM * ppk or final[0][1] != walk_target:
@@ -338,29 +395,32 @@ def _try(rng, level, names, nu, ppk, sector, near_target, walk_target, n_legs):
 
 def _icon(canvas: Canvas, name: str, c) -> None:
     x, y = c
-    col = ICON_COLOURS[name]
-    edge = Style(stroke=BLACK, fill=col, width_px=2.0)
+    k = ICON_SCALE
+
+    def at(*offsets):   # icon outline from its design offsets (44 px design), scaled
+        return [(x + k * dx, y + k * dy) for dx, dy in offsets]
+
+    edge = Style(stroke=BLACK, fill=ICON_COLOURS[name], width_px=2.0)
     if name == "Station":
-        rect(canvas, x - 13, y - 13, x + 13, y + 13, edge, owner=name)
-        line(canvas, (x - 13, y), (x + 13, y), Style(stroke=(1, 1, 1), width_px=3.0), owner=name)
+        rect(canvas, x - 13 * k, y - 13 * k, x + 13 * k, y + 13 * k, edge, owner=name)
+        line(canvas, (x - 13 * k, y), (x + 13 * k, y), Style(stroke=(1, 1, 1), width_px=3.0), owner=name)
     elif name == "Lake":
-        pts = [(x + 22 * math.cos(t), y + 14 * math.sin(t)) for t in np.linspace(0, 2 * math.pi, 40, endpoint=False)]
-        polygon(canvas, pts, edge, owner=name)
+        ts = np.linspace(0, 2 * math.pi, 40, endpoint=False)
+        polygon(canvas, at(*((22 * math.cos(t), 14 * math.sin(t)) for t in ts)), edge, owner=name)
     elif name == "Tower":
-        polygon(canvas, [(x - 9, y + 16), (x - 5, y - 16), (x + 5, y - 16), (x + 9, y + 16)], edge, owner=name)
+        polygon(canvas, at((-9, 16), (-5, -16), (5, -16), (9, 16)), edge, owner=name)
     elif name == "Mill":
-        circle(canvas, c, 10, edge, owner=name)
-        for k in range(4):
-            a = math.radians(45 + 90 * k)
-            line(canvas, (x + 6 * math.cos(a), y + 6 * math.sin(a)), (x + 19 * math.cos(a), y + 19 * math.sin(a)),
-                 Style(stroke=BLACK, width_px=4.0), owner=name)
+        circle(canvas, c, 10 * k, edge, owner=name)
+        for j in range(4):
+            u = (math.cos(math.radians(45 + 90 * j)), math.sin(math.radians(45 + 90 * j)))
+            line(canvas, *at((6 * u[0], 6 * u[1]), (19 * u[0], 19 * u[1])), Style(stroke=BLACK, width_px=4.0),
+                 owner=name)
     elif name == "Hill":
-        polygon(canvas, [(x - 20, y + 13), (x, y - 15), (x + 20, y + 13)], edge, owner=name)
+        polygon(canvas, at((-20, 13), (0, -15), (20, 13)), edge, owner=name)
     elif name == "Farm":
-        polygon(canvas, [(x - 14, y + 13), (x - 14, y - 3), (x, y - 16), (x + 14, y - 3), (x + 14, y + 13)], edge,
-                owner=name)
+        polygon(canvas, at((-14, 13), (-14, -3), (0, -16), (14, -3), (14, 13)), edge, owner=name)
     # The exact point every distance and bearing is measured from.
-    circle(canvas, c, 3.5, Style(stroke=(1, 1, 1), fill=BLACK, width_px=1.5), owner=name)
+    circle(canvas, c, 4.0, Style(stroke=(1, 1, 1), fill=BLACK, width_px=1.5), owner=name)
 
 
 def _north_arrow(canvas: Canvas, scene: Scene) -> None:
@@ -407,7 +467,8 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 
 DOMAIN = Domain(
     id="compass_bearings", family="analytic", title="Compass Bearings", scene=Scene, sample=sample, ladder=ladder,
-    draw=draw, edit=edit, counterfactual=counterfactual,
+    draw=draw, edit=edit, counterfactual=counterfactual, minimal_pair=minimal_pair, rephrase_q4=rephrase_q4,
+    minimal_pair_keeps_q1=False, rephrase_map="identity", version=2,
     description="A map with landmarks, a rotated north arrow and a scale bar: nearest landmark, compass point, "
                 "bearing, where a stated walk ends, and the compass point after the north arrow is turned.",
     balance_keys=("nearest_to_station", "lake_direction", "walk_end", "lake_direction_turned"),

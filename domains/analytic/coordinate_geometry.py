@@ -11,6 +11,14 @@ vertical distance, so steep lines keep D visibly off them; (2) the largest angle
 exactly 90, built from integer perpendicular vectors); (3) triangles, original or reflected, smaller than
 `MIN_AREA` square units. Legibility: points keep half a unit clear of each other (px) and of segments they are not
 on, and AB is at least two units long, so the line through A and B is well defined when extended.
+
+Minimal pair: C moved by the shortest whole-unit step (one unit along an axis first, then diagonally, then farther,
+up to three units each way) that changes the class with every margin holding; A, B and D stay, so Q1 and Q2 keep
+their answers. Since AC and BC are redrawn, a triangle whose box (with C's new place) passes the sheet's 25% of
+the canvas (0.7) has no pair, nor have some very obtuse ones: about 3 items in 10 reject; one unit suffices in
+about 60% of the rest.
+The Q4 rephrase compares the largest angle with 90 degrees; its options are Q4's (acute = less, right = equal,
+obtuse = greater, with those words as aliases), so its map is the identity.
 """
 from __future__ import annotations
 
@@ -294,6 +302,46 @@ def ladder(scene: Scene) -> Ladder:
     return Ladder(rungs, open_q)
 
 
+def rephrase_q4(scene: Scene) -> Question:
+    """Q4 asked about the largest angle against 90 degrees (map: identity, on Q4's own options)."""
+    aliases = CLASS_ALIASES + (("less than 90°", "acute"), ("less", "acute"), ("equal to 90°", "right"),
+                               ("equal", "right"), ("greater than 90°", "obtuse"), ("greater", "obtuse"))
+    return Question(4, "largest_angle_vs_90", "Is the largest angle of triangle ABC less than, equal to, or greater "
+                    "than 90°? Answer 'acute' if it is less than 90°, 'right' if it is exactly 90°, and 'obtuse' if "
+                    "it is greater.", Choice(triangle_class(scene).value, CLASSES, aliases),
+                    Margin(angle_margin_deg(scene), "deg", ANGLE_GAP_DEG,
+                           "largest angle near 90 deg (exact right angles only by construction)"))
+
+
+PAIR_BOX_MAX = 0.25   # DOMAINS.md 0.7: the edit's bounding box at most this share of the canvas
+PAIR_PAD_PX = 20.0    # around the moved segments' end points: dots and labels
+
+
+PAIR_STEPS = sorted(((dx, dy) for dx in range(-3, 4) for dy in range(-3, 4) if (dx, dy) != (0, 0)),
+                    key=lambda v: (v[0] ** 2 + v[1] ** 2, v))   # C's moves in whole units, shortest first
+
+
+def minimal_pair(scene: Scene) -> Scene:
+    """C moved by the shortest whole-unit step (`PAIR_STEPS`) that changes the class, every margin holding."""
+    q4, m = triangle_class(scene).value, LATTICE[scene.level]
+    box = _box(scene.window, m)
+    x, y = scene.points[2]
+    for dx, dy in PAIR_STEPS:
+        c = (x + dx, y + dy)
+        twin = replace(scene, points=scene.points[:2] + (c,) + scene.points[3:])
+        if not _inside((c[0] * m, c[1] * m), box) or c[1] == 0 or area(twin) == 0:
+            continue
+        if triangle_class(twin).value == q4 or abs(area(edit(twin)) - area(twin)) < AREA_DIFF:
+            continue
+        # AC and BC are redrawn: the changed pixels span A, B and both places of C
+        px = np.array([to_px(scene.window, *q) for q in scene.points[:3] + (c,)])
+        if np.prod(np.ptp(px, axis=0) + 2 * PAIR_PAD_PX) > PAIR_BOX_MAX * 768 ** 2:
+            continue
+        if not ladder(twin).failing_margins():
+            return twin
+    raise Reject("no_minimal_pair")
+
+
 # --- drawing ----------------------------------------------------------------------------------------------------
 
 def to_px(window: tuple[int, int], x: float, y: float) -> tuple[float, float]:
@@ -393,6 +441,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="coordinate_geometry", family="analytic", title="Coordinate geometry",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity",
     description="Points on a coordinate grid: read A's coordinates, place D against line AB, measure AB, classify "
                 "triangle ABC by its largest angle, and find its area with C reflected across the x-axis.",
     balance_keys=("d_side_of_line_ab", "triangle_class"),

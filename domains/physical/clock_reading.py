@@ -10,6 +10,17 @@ hour = 30 (h mod 12) + m/2 + s/120, minute = 6 m + s/10, second = 6 s. Ambiguity
 * coincident hands: below `HAND_GAP_DEG` one hand hides the other (Q4, and the overlap question).
 The mirrored clock (Q5) is the edit E(h:m:s) = (12:00:00 - h:m:s) mod 12 h, which reflects every hand, the second
 hand included, so the edited scene is an ordinary clock whose time is read by the same function as Q3.
+
+Two rules of the sheet, as decided here:
+* Near the hour (Q1), levels 1-2 show no minute in {58, 59, 0, 1}: the hour hand is then within 1 deg of a mark.
+  The sheet keeps minute 2 (the hand 1 deg past its mark) but not 58 (1 deg short of the next one), because a hand
+  about to reach a mark is read as on it. Q1's margin is therefore measured to the last mark passed and to the point
+  one minute's travel (0.5 deg) short of the next mark, with a 1 deg threshold: minutes 2..57. Level 3 lifts it.
+* Half past (Q2): the boundary is the minute hand's actual position, seconds included: |m + s/60 - 30| >= 1.5 min
+  (9 deg of the minute hand). With s = 0 that is exactly the sheet's m not in {29, 30, 31}; at level 3 it also
+  rejects 28:31..28:59 and accepts 31:30..31:59, where the hand is as far from the 6 as at 28:30 and 31:30.
+Q4 measures the hour and minute hands where they are drawn; at level 3 the text says that the second hand is not one
+of them (the seconds still move both hands, and the drawing shows that).
 """
 from __future__ import annotations
 
@@ -34,7 +45,8 @@ RELATIVE_SPEED_DEG_PER_MIN = 5.5       # minute hand 6 deg/min minus hour hand 0
 
 HAND_GAP_DEG = 6.0                     # below this one hand covers the other (hour hand is 12 px wide)
 HALF_PAST_GAP_MIN = 1.5                # m in {29, 30, 31} at s = 0 is too close to call "before/after half past"
-HOUR_MARK_GAP_DEG = {1: 1.0, 2: 1.0, 3: 0.0}   # hour hand >= 2 min past/before a mark at L1-L2; lifted at L3
+HOUR_MARK_GAP_DEG = {1: 1.0, 2: 1.0, 3: 0.0}   # L1-L2: minutes 2..57 (module docstring); lifted at L3
+APPROACH_DEG = 0.5                     # one minute of hour-hand travel: short of a mark by this much reads as on it
 ROLLOVER_GAP_MIN = 1                   # read minute in 1..58: its +-1 window never crosses the hour
 MINUTE_TOL = 1
 ANGLE_TOL_DEG = 2.0
@@ -49,7 +61,7 @@ class Scene:
     minute: int                # 0..59
     second: int                # 0..59; always 0 unless second_hand
     second_hand: bool          # a second hand is drawn (level 3)
-    numeral_style: str         # one of STYLES: arabic, roman, ticks (hour marks only, double bar at 12)
+    numeral_style: str         # one of STYLES: arabic, roman, ticks (hour marks only, a triangle at 12)
     minute_ticks: bool         # 60 minute ticks on the rim (levels 1-2)
     radius_px: float           # dial radius, 300..340 px
     center: tuple[float, float]  # dial centre, px, within 384 +- (360 - radius - rim)
@@ -107,6 +119,13 @@ def _minute_answer(minute: int) -> Number:
     return Number(minute, MINUTE_TOL, "minutes", decimals=0, low=0, high=59)
 
 
+def _hour_mark_gap_deg(scene: Scene) -> float:
+    """Degrees from the hour hand to the last mark it passed, or to the point `APPROACH_DEG` short of the next one,
+    whichever is nearer (module docstring); never below 0 for a time the rollover margin accepts."""
+    into = minutes_into_hour(scene)
+    return max(0.0, min(0.5 * into, 0.5 * (60 - into) - APPROACH_DEG))
+
+
 def _rollover_gap(scene: Scene) -> float:
     """Minutes from the read minute to the nearer of 0 and 59; >= 1 keeps its +-1 window inside the hour. This also
     rejects the mirror's fixed points (12:00:00 and 6:00:00), so the Q5 edit is never a no-op."""
@@ -153,6 +172,10 @@ def overlap_wait(scene: Scene) -> Record:
                                       high=OVERLAP_PERIOD_MIN)),))
 
 
+def reflex_angle(scene: Scene) -> Number:
+    return Number(360.0 - hand_gap_deg(scene), ANGLE_TOL_DEG, "degrees", decimals=1, low=180.0, high=360.0)
+
+
 def edit(scene: Scene) -> Scene:
     """Q5's edit: the mirrored clock."""
     return mirrored(scene)
@@ -162,35 +185,67 @@ def counterfactual(scene: Scene) -> Record:
     return time_shown(scene)
 
 
+_SECOND_HAND_NOTE = {False: "", True: " The thin second hand is not one of the two: measure the hour and minute "
+                                       "hands where they are drawn."}
+
+
+def _q4_margin(scene: Scene) -> Margin:
+    return Margin(hand_gap_deg(scene), "deg", HAND_GAP_DEG, "hour and minute hands coincide")
+
+
 def ladder(scene: Scene) -> Ladder:
     into = minutes_into_hour(scene)
-    gap = hand_gap_deg(scene)
     wait = minutes_to_overlap(scene)
     seconds = " Ignore the seconds." if scene.second_hand else ""
     q1 = Question(1, "hour_passed", "Which hour has the clock's hour hand most recently passed? Give it as a number "
                   "from 1 to 12.", hour_passed(scene),
-                  Margin(0.5 * min(into, 60 - into), "deg", HOUR_MARK_GAP_DEG[scene.level],
-                         "hour hand on an hour mark (the hour changes)"))
+                  Margin(_hour_mark_gap_deg(scene), "deg", HOUR_MARK_GAP_DEG[scene.level],
+                         "hour hand on an hour mark, or one minute short of the next (the hour changes)"))
     q2 = Question(2, "half_hour_side", "Is the time shown on the clock before or after half past the hour?",
                   half_hour_side(scene),
                   Margin(abs(into - 30), "min", HALF_PAST_GAP_MIN, "minute hand on the 6 (exactly half past)"))
     q3 = Question(3, "time_shown", "What time does the clock show, to the minute? Give the hour (1 to 12) and the "
                   "minutes past the hour (0 to 59)." + seconds, time_shown(scene),
                   Margin(_rollover_gap(scene), "min", ROLLOVER_GAP_MIN, "minute +-1 window crosses the hour"))
-    q4 = Question(4, "hand_angle", "What is the smaller angle between the hour hand and the minute hand?",
-                  hand_angle(scene), Margin(gap, "deg", HAND_GAP_DEG, "hour and minute hands coincide"))
+    q4 = Question(4, "hand_angle", "What is the smaller angle between the hour hand and the minute hand?"
+                  + _SECOND_HAND_NOTE[scene.second_hand], hand_angle(scene), _q4_margin(scene))
     mirror = edit(scene)
     q5 = Question(5, "mirrored_time", "Suppose this clock were seen in a mirror, reflected left to right (12 stays at "
                   "the top). What time would the mirror image appear to show, to the minute? Give the hour (1 to 12) "
                   "and the minutes past the hour (0 to 59)." + seconds, counterfactual(mirror),
                   Margin(_rollover_gap(mirror), "min", ROLLOVER_GAP_MIN,
                          "mirrored minute +-1 window crosses the hour"),
-                  edit="reflect the clock left to right (every hand angle a -> 360 - a)")
+                  edit="reflect the clock left to right (each hand turns to the other side of the 12-6 line)")
     open_q = Question(6, "overlap_wait", "Explain how many minutes it will be, from the time shown, until the hour "
                       "hand and the minute hand next point in exactly the same direction.", overlap_wait(scene),
                       Margin(min(wait, OVERLAP_PERIOD_MIN - wait), "min", HAND_GAP_DEG / RELATIVE_SPEED_DEG_PER_MIN,
                              "hands coincide now (next overlap jumps by a full lap)"))
     return Ladder((q1, q2, q3, q4, q5), open_q)
+
+
+def rephrase_q4(scene: Scene) -> Question:
+    """Q4 asked for the other side: the reflex angle, 360 deg minus Q4's answer (complement)."""
+    return Question(4, "reflex_hand_angle", "What is the larger (reflex) angle between the hour hand and the minute "
+                    "hand, measured the long way round?" + _SECOND_HAND_NOTE[scene.second_hand], reflex_angle(scene),
+                    _q4_margin(scene))
+
+
+MINIMAL_STEP_MIN = 5                   # the sheet's minimal pair: the minute hand 5 min on, the hour hand 2.5 deg
+
+
+def minimal_pair(scene: Scene) -> Scene:
+    """The clock 5 minutes later (the minute hand 30 deg on, the hour hand 2.5 deg), or else 5 minutes earlier:
+    the first that keeps the hour (Q1), moves Q4 by at least three tolerances (27.5 deg unless the smaller angle
+    folds at 0 or 180) and passes every margin."""
+    q4 = hand_angle(scene)
+    for step in (MINIMAL_STEP_MIN, -MINIMAL_STEP_MIN):
+        minute = scene.minute + step
+        if not 0 <= minute <= 59:
+            continue
+        twin = replace(scene, minute=minute)
+        if q4.difference(hand_gap_deg(twin)) >= 3 * ANGLE_TOL_DEG and not ladder(twin).failing_margins():
+            return twin
+    raise Reject("no_minimal_pair")
 
 
 # --- drawing --------------------------------------------------------------------------------------------------------
@@ -234,11 +289,14 @@ def draw(scene: Scene, canvas: Canvas) -> None:
     plain = scene.numeral_style != "ticks"
     if scene.minute_ticks:
         _ticks(canvas, scene, [(6 * k, r - RIM_PX, 0.95 * r - RIM_PX, 0.0) for k in range(60)], 2.0)
-    # Without numerals the quarters are long bars and 12 a double bar, so the orientation is never in doubt.
+    # Without numerals the quarters are long bars and 12 a filled triangle pointing at the centre, so the
+    # orientation is never in doubt (two bars at 12 read as the numeral "II").
     inner = [0.92 * r if plain else (0.88 * r if k % 3 else 0.82 * r) for k in range(12)]
-    hours = [(30 * k, r - RIM_PX, inner[k], 0.0) for k in range(12)]
+    hours = [(30 * k, r - RIM_PX, inner[k], 0.0) for k in range(12) if plain or k]
     if not plain:
-        hours[0:1] = [(0, r - RIM_PX, inner[0], dx) for dx in (-9.0, 9.0)]
+        top = r - RIM_PX - 2.0
+        polygon(canvas, [_polar(scene, -4.5, top), _polar(scene, 4.5, top), _polar(scene, 0.0, 0.80 * r)],
+                Style(stroke=BLACK, fill=BLACK, width_px=2.0), owner="twelve")
     _ticks(canvas, scene, hours, 6.0 if plain else 8.0)
     if plain:
         font = Style(stroke=None, font_px=round((0.13 if scene.numeral_style == "arabic" else 0.10) * r),
@@ -260,6 +318,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="clock_reading", family="physical", title="Clock Reading", scene=Scene, sample=sample, ladder=ladder,
     draw=draw, edit=edit, counterfactual=counterfactual,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="complement", version=2,
     description="An analogue clock: read the hour, the half hour, the exact time and the angle between the hands, "
                 "then the time its mirror image would show.",
     balance_keys=("hour_passed", "half_hour_side", "hand_angle"),

@@ -1,7 +1,7 @@
 """Free-body diagrams: a top view of a puck on frictionless ice at the centre of a 16x16 grid of 40 px squares
 (1 square = 1 N), with K forces F1..FK drawn as arrows from the puck's centre. The ladder walks count -> largest
 force -> net components -> direction of the acceleration -> direction once F2 is reversed, and the open question
-asks for the size of the net force.
+asks for the size of the net force. Q2 offers F1..F5 whatever K is, so that its options do not tell Q1's answer.
 
 Levels 1-2 give every force as integer components (its tip lies on a grid point; level 1: K = 3 forces along the
 axes, level 2: K = 4-5, at least two oblique). Level 3 gives each force as printed magnitude and angle (counter-
@@ -48,6 +48,8 @@ P_NONE = 0.18                     # levels 2-3 ("none" cannot occur at level 1):
 TRIES = 600
 DIRECTIONS = ("right", "up-right", "up", "up-left", "left", "down-left", "down", "down-right")
 NONE = "none"
+K_MAX = 5                         # the most forces any level draws
+LARGEST_OPTIONS = tuple(f"F{i + 1}" for i in range(K_MAX))
 OPTIONS = DIRECTIONS + (NONE,)
 ALIASES = tuple((f"{a} {b}", f"{a}-{b}") for a in ("up", "down") for b in ("right", "left")) + tuple(
     (f"{b}-{a}", f"{a}-{b}") for a in ("up", "down") for b in ("right", "left")) + (
@@ -137,9 +139,10 @@ def force_count(scene: Scene) -> Count:
 
 
 def largest_force(scene: Scene) -> Choice:
-    labels = force_labels(scene)
-    return Choice(labels[int(np.argmax(magnitudes(scene)))], labels,
-                  aliases=tuple((f"force {lb[1:]}", lb) for lb in labels))
+    """One option list for every scene, F1..F5 (the most forces any level draws): listing only the labels drawn
+    would tell Q1's answer."""
+    return Choice(force_labels(scene)[int(np.argmax(magnitudes(scene)))], LARGEST_OPTIONS,
+                  aliases=tuple((f"force {lb[1:]}", lb) for lb in LARGEST_OPTIONS))
 
 
 def net_components(scene: Scene) -> Record:
@@ -172,14 +175,9 @@ def edit(scene: Scene) -> Scene:
 counterfactual = acceleration_direction
 
 
-def rephrase_q4(scene: Scene) -> Question:
-    """Q4 asked the other way round: the balancing force points opposite to N (map g: direction -> opposite,
-    none -> none)."""
-    nx, ny = net(scene)
-    return Question(4, "balancing_force_direction", "The puck starts at rest. In which direction would a single "
-                    "extra force have to point to keep the puck at rest? Answer 'none' if no extra force is needed.",
-                    Choice(direction((-nx + 0.0, -ny + 0.0)), OPTIONS, ALIASES),
-                    Margin(direction_margin_deg((nx, ny)), "deg", SECTOR_GAP_DEG, "net force on a sector boundary"))
+# Stated in every direction question: how an angle is binned into the eight answer directions.
+SECTOR_RULE = (" Each direction covers the 45° sector centred on it: 'right' is from 22.5° below to 22.5° above the "
+               "rightward direction, 'up-right' from 22.5° to 67.5° above it, and so on round the circle.")
 
 
 # --- ladder ------------------------------------------------------------------------------------------------------
@@ -197,10 +195,11 @@ def ladder(scene: Scene) -> Ladder:
                  "(right and up positive)?", net_components(scene),
                  Margin(min(magnitudes(scene)), "N", FORCE_MIN_N, "an arrow shorter than two squares")),
         Question(4, "acceleration_direction", "The puck starts at rest. In which direction does the puck start to "
-                 "accelerate? Answer 'none' if it stays at rest.", acceleration_direction(scene),
+                 "accelerate? Answer 'none' if it stays at rest." + SECTOR_RULE, acceleration_direction(scene),
                  Margin(direction_margin_deg(n), "deg", SECTOR_GAP_DEG, sector)),
         Question(5, "direction_f2_reversed", "The puck starts at rest. If F2 were reversed (same size, opposite "
-                 "direction), in which direction would the puck accelerate? Answer 'none' if it would stay at rest.",
+                 "direction), in which direction would the puck accelerate? Answer 'none' if it would stay at rest."
+                 + SECTOR_RULE,
                  counterfactual(edit(scene)), Margin(direction_margin_deg(n_edit), "deg", SECTOR_GAP_DEG,
                                                      sector + ", with F2 reversed"),
                  edit="reverse F2 (same size, opposite direction)"),
@@ -305,7 +304,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     target = NONE if level > 1 and rng.random() < P_NONE else DIRECTIONS[int(rng.integers(8))]
     # K: 3 at level 1, 4-5 at levels 2-3, so that no count passes 35% over the default level mix. Drawn once, so
     # that the harder five-force layouts are not crowded out by retries.
-    k = 3 if level == 1 else int(rng.integers(4, 6))
+    k = 3 if level == 1 else int(rng.integers(4, K_MAX + 1))
     hexed = target == NONE or (level == 3 and rng.random() < HEX_DECOY)
     for _ in range(TRIES):
         forces = (_polar_candidate(rng, k, target, hexed) if level == 3 else
@@ -318,6 +317,62 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         if not ladder(scene).failing_margins():
             return scene
     raise Reject("no_scene_for_target")
+
+
+# --- minimal pair and rephrased Q4 ------------------------------------------------------------------------------
+
+def rephrase_q4(scene: Scene) -> Question:
+    """Q4 asked about the cause: the net force points the way the puck accelerates (identity). The sheet's balancing
+    force maps a direction to its opposite, which none of the four rephrase maps expresses, so this asks for the
+    net force's own direction, with Q4's options."""
+    n = net(scene)
+    return Question(4, "net_force_direction", "Taken together, in which direction does the net force on the puck "
+                    "point? Answer 'none' if the forces cancel." + SECTOR_RULE,
+                    Choice(direction(n), OPTIONS, ALIASES),
+                    Margin(direction_margin_deg(n), "deg", SECTOR_GAP_DEG, "net force on a sector boundary"))
+
+
+def _moves(scene: Scene) -> list[tuple[int, tuple]]:
+    """Single-force edits, smallest tip displacement first. Levels 1-2 move a tip to another grid point: one square
+    is the sheet's step, but with N at least 5 deg inside its sector on both sides a one-square move rarely carries
+    N into the next sector (or to zero from at least 2 N), so moves go up to 3 squares each way. Level 3 changes
+    one printed magnitude (0.5 N steps) or angle (5 deg steps), by up to 3 N or 30 deg."""
+    out = [(math.hypot(dx, dy), i, (x + dx, y + dy)) for i, (x, y) in enumerate(scene.grid_forces)
+           for dx in range(-3, 4) for dy in range(-3, 4) if (dx, dy) != (0, 0)]
+    for i, (m, a) in enumerate(scene.polar_forces):
+        for k in (*range(-6, 0), *range(1, 7)):
+            out += [(0.5 * abs(k), i, (m + 0.5 * k, a)), (2 * m * math.sin(math.radians(2.5 * abs(k))), i,
+                                                           (m, (a + 5 * k) % 360))]
+    return [(i, f) for _, i, f in sorted(out, key=lambda t: (round(t[0], 9), t[1], t[2]))]
+
+
+def _level_ok(scene: Scene) -> bool:
+    """The sampler's level rules on a hand-edited scene: level 1 along the axes, level 2 two oblique forces or more,
+    level 3 the printed-value grid; every force >= 2 N with components within 6 N."""
+    if scene.polar_forces:
+        return all(_polar_ok(m, a) for m, a in scene.polar_forces)
+    oblique = sum(1 for x, y in scene.grid_forces if x and y)
+    return (oblique == 0 if scene.level == 1 else oblique >= 2) and all(
+        max(map(abs, f)) <= COMPONENT_MAX_N and math.hypot(*f) >= FORCE_MIN_N for f in scene.grid_forces)
+
+
+def minimal_pair(scene: Scene) -> Scene:
+    """The sheet's minimal pair: move one force's tip by the smallest step that carries N across a sector
+    boundary (or to zero) with the level's rules and every margin, Q5's included, still passing, and the picture
+    still drawable."""
+    q4 = direction(net(scene))
+    field = "polar_forces" if scene.polar_forces else "grid_forces"
+    for i, f in _moves(scene):
+        forces = getattr(scene, field)
+        twin = replace(scene, **{field: forces[:i] + (f,) + forces[i + 1:]})
+        if direction(net(twin)) == q4 or not _level_ok(twin) or ladder(twin).failing_margins():
+            continue
+        try:
+            draw(twin, Canvas(768))
+        except Reject:
+            continue
+        return twin
+    raise Reject("no_minimal_pair")
 
 
 # --- drawing -----------------------------------------------------------------------------------------------------
@@ -413,7 +468,10 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="free_body_diagrams", family="physical", title="Free-body diagrams",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
     description="Forces drawn from the centre of a puck on frictionless ice over a 1 N grid: count them, find the "
                 "largest, add them, give the direction of the acceleration, and again with F2 reversed.",
     balance_keys=("force_count", "largest_force", "acceleration_direction", "direction_f2_reversed"),
+    # Q2 always lists F1..F5 but only the K drawn can be the answer: the 1/K + 0.10 rule averaged over K = 3, 4, 5.
+    balance_caps=(("largest_force", round(sum(1 / k + 0.10 for k in (3, 4, 5)) / 3, 2)),),
 )

@@ -10,6 +10,11 @@ turn. Meshes form a tree, so no train jams (`signed_rpm` still rejects a contrad
 Ambiguity boundaries: (1) whether two gears mesh — meshing pairs sit at exactly r_i + r_j, every other pair keeps
 its tip circles `CLEAR_PX[level]` apart (the legibility margin of Q1, Q2, Q5); (2) the fastest gear — the fastest
 shaft must outrun the second by `FAST_RATIO[level]`, and must carry a single gear (a shared shaft would tie).
+Layering: the back gear of a shaft pair is drawn in its own style (hatched, dashed outline, named in the caption),
+and the one gear that meshes with the front gear lies across it with a white casing, its centre at least
+`LAYER_MODULES` modules off the back gear's pitch circle (sitting on its face or standing clear of it, never
+straddling its teeth as a gear meshing with it would). Every other gear keeps clear of the back gear unless it
+meshes with it.
 """
 from __future__ import annotations
 
@@ -25,7 +30,7 @@ from grip.answers import Choice, Count, Number, Ordered, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
 from grip.renderers import shapes
 from grip.renderers.canvas import SAFE_BORDER_PX, Canvas
-from grip.renderers.style import (BLACK, GREY_DARK, GREY_LIGHT, GREY_PALE, LABEL, OKABE_ITO, PASTELS, TEXT,
+from grip.renderers.style import (BLACK, GREY_DARK, GREY_LIGHT, GREY_PALE, LABEL, OKABE_ITO, PASTELS, TEXT, WHITE,
                                   Style)
 from grip.renderers.text import draw_text_px, text_size
 
@@ -41,6 +46,7 @@ TOOTH_PITCH_MIN_PX = 12.0                 # no counted element smaller than 12 p
 # back gear of a shaft pair is large enough that its letter fits on the ring the front gear leaves visible.
 TEETH = {1: dict(a=(22, 32), gear=(16, 32)), 2: dict(a=(22, 32), gear=(16, 32), small=(16, 22), gap=16, big=40),
          3: dict(a=(12, 20), gear=(8, 20), small=(8, 12), gap=14, big=28)}
+LAYER_MODULES = 3                         # front gear's partner centre to the back gear's pitch circle
 HUB_PX = 15.0
 TOP_PX = 78.0                             # caption strip: gears stay below it
 PAD_PX = 6.0                              # gap between tip circles and the safe border
@@ -204,6 +210,13 @@ def _place(rng, level, teeth, parents, compound_at) -> list[tuple[float, float]]
     return [(placed[k][0] + dx, placed[k][1] + dy) for k in range(len(parents))]
 
 
+def layer_offset_modules(scene: Scene) -> float:
+    """Smallest distance, in modules, from the centre of a gear meshing with a shaft pair's front gear to that
+    pair's back gear's pitch circle (inf without a pair). It is (T_front + T_partner - T_back) / 2, teeth alone."""
+    return min((abs(scene.teeth[f] + scene.teeth[j] - scene.teeth[b]) / 2 for f, b in scene.shafts
+                for m in scene.meshes if f in m for j in m if j != f), default=math.inf)
+
+
 def front_partners(scene: Scene) -> int:
     """Meshes on the front gear of a shaft pair. Every gear meshing the front gear is drawn over the back gear's
     face; with more than one such gear it is no longer clear from the picture which plane each one meshes in, so
@@ -229,7 +242,8 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
                       (tuple(sorted((parents[compound_at][0], compound_at), key=lambda g: teeth[g])),),
                       int(rng.choice(RPMS)), CW, "A")
             top, ratio = fastest(s)
-            if len(top) == 1 and ratio >= FAST_RATIO[level] and front_partners(s) <= 1:
+            if (len(top) == 1 and ratio >= FAST_RATIO[level] and front_partners(s) <= 1
+                    and layer_offset_modules(s) >= LAYER_MODULES):
                 break
         else:
             continue
@@ -397,6 +411,19 @@ def ladder(scene: Scene) -> Ladder:
     return Ladder(rungs, open_q)
 
 
+def rephrase_q4(scene: Scene) -> Question:
+    """Q4 in other words, with Q4's answer fields (identity): the sheet's "same way as A?" would make the second field
+    yes/no, which no rephrase map relates to Q4's direction field."""
+    lad = ladder(scene)
+    return Question(4, "highest_rpm_gear", "Name the gear with the highest speed in rpm, and say which way it "
+                    "rotates (clockwise or counterclockwise).", lad.rungs[3].answer, lad.rungs[3].margin)
+
+
+def minimal_pair(scene: Scene) -> Scene:
+    """The driver's arrow reversed: every direction flips, Q4's among them; one arrowhead changes in the picture."""
+    return replace(scene, driver_dir=CCW if scene.driver_dir == CW else CW)
+
+
 # --- drawing ----------------------------------------------------------------------------------------------------
 
 def _label_block(canvas: Canvas, letter: str, teeth: str | None, center, style_hub: Style | None) -> None:
@@ -431,6 +458,27 @@ def _ring_label(canvas: Canvas, scene: Scene, front: int, back: int, covers: lis
     raise Reject("label_does_not_fit")
 
 
+def _back_gear(canvas: Canvas, outline: np.ndarray, owner: str) -> None:
+    """A back gear: pale fill, grey diagonal hatching clipped to its outline, dashed dark outline."""
+    ctx = canvas.ctx
+    shapes.polygon(canvas, outline, Style(stroke=None, fill=GREY_PALE), owner=owner)
+    with canvas.layer():
+        pts = canvas.pts_px(outline)
+        ctx.move_to(*pts[0])
+        for p in pts[1:]:
+            ctx.line_to(*p)
+        ctx.close_path()
+        ctx.clip()
+        (u0, v0), (u1, v1) = pts.min(axis=0), pts.max(axis=0)
+        for u in np.arange(u0 - (v1 - v0), u1, 9.0):
+            ctx.move_to(u, v1)
+            ctx.line_to(u + (v1 - v0), v0)
+        ctx.set_source_rgb(*GREY_LIGHT)
+        ctx.set_line_width(2.0)
+        ctx.stroke()
+    shapes.polygon(canvas, outline, Style(stroke=GREY_DARK, width_px=2.0, dash_px=(7.0, 4.0)), owner=owner)
+
+
 def draw(scene: Scene, canvas: Canvas) -> None:
     m, n = module_px(scene), len(scene.teeth)
     lo, hi = SAFE_BORDER_PX + PAD_PX, canvas.size_px - SAFE_BORDER_PX - PAD_PX
@@ -442,10 +490,17 @@ def draw(scene: Scene, canvas: Canvas) -> None:
     backs = {bk: fr for fr, bk in scene.shafts}
     fronts = {fr: bk for fr, bk in scene.shafts}
     a = index_of(scene, "A")
-    for k in sorted(range(n), key=lambda k: k not in backs):      # back gears first, everything else over them
-        fill, edge = (GREY_PALE, GREY_DARK) if k in backs else (GREY_LIGHT, BLACK)
-        outline = shapes.gear_outline(scene.centers[k], m * scene.teeth[k] / 2, scene.teeth[k], m, ph[k])
-        shapes.polygon(canvas, outline, Style(stroke=edge, fill=fill, width_px=2.0), owner=scene.labels[k])
+    outlines = [shapes.gear_outline(scene.centers[k], m * scene.teeth[k] / 2, scene.teeth[k], m, ph[k])
+                for k in range(n)]
+    for k in backs:                  # back gears first, hatched with a dashed outline: plainly a different plane
+        _back_gear(canvas, outlines[k], scene.labels[k])
+    # A white casing round the gears that lie across a back gear (its front gear and that gear's partner), drawn
+    # before any front gear so that it cuts the back gear's teeth and nothing else.
+    over = {j for f in fronts for mesh in scene.meshes if f in mesh for j in mesh} | set(fronts)
+    for k in over:
+        shapes.polyline(canvas, np.vstack([outlines[k], outlines[k][:1]]), Style(stroke=WHITE, width_px=9.0))
+    for k in (k for k in range(n) if k not in backs):
+        shapes.polygon(canvas, outlines[k], Style(stroke=BLACK, fill=GREY_LIGHT, width_px=2.0), owner=scene.labels[k])
     for k in range(n):
         if k in backs:
             covers = [j for j in range(n) if frozenset((backs[k], j)) in {frozenset(p) for p in scene.meshes}]
@@ -467,7 +522,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
     shapes.curved_arrow(canvas, scene.centers[a], r_arrow, a0, a1, ARROW, head_px=12.0, owner="A")
     lines = [f"Gear A is driven at {scene.driver_rpm} rpm, turning as its arrow shows."]
     if scene.shafts:
-        lines.append("Gears sharing a hexagonal hub are fixed together on one shaft.")
+        lines.append("Gears sharing a hexagonal hub are fixed together; the hatched one is behind.")
     for i, line in enumerate(lines):
         w, _ = text_size(canvas, line, TEXT)
         draw_text_px(canvas, line, (SAFE_BORDER_PX + 4 + w / 2, SAFE_BORDER_PX + 12 + 22 * i), TEXT)
@@ -476,6 +531,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="gear_trains", family="physical", title="Gear trains",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
     description="Meshed spur gears driven by gear A: count, direction, speed, fastest gear, and which gears still "
                 "turn when gear C is removed. Level 3 hides the teeth counts and adds an idler.",
     balance_keys=("gear_count", "direction_of_b", "fastest_gear", "turning_without_c"),

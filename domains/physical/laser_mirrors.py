@@ -1,5 +1,5 @@
 """Laser & mirrors: an n x n board of double-sided 45-degree mirrors ('/' or '\\'), numbered 1..m, and (from level 2)
-black absorber squares. A laser (red box with a short beam stub) fires inward through one boundary cell edge; the
+black absorber squares. A laser (orange box with a short beam stub) fires inward through one boundary cell edge; the
 beam itself is not drawn. Lettered exits sit outside 8-12 boundary edges. The ladder walks mirror count -> first
 turn -> reflections -> where the beam ends -> where it ends with mirror k turned the other way; the open question
 asks for the numbered mirrors in the order the beam reflects from them.
@@ -12,6 +12,10 @@ cannot loop and never leaves through the edge it came in by (its reversed path w
 Ambiguity boundaries are structural, not metric: the beam must meet a mirror (Q2); the cell where it leaves must
 carry a letter set apart from every other letter (Q4, and Q5 on the edited board); mirror bars, mirror numbers and
 the cell lines must stay apart in px so that each bar is counted once and each number belongs to one bar.
+
+Version 2: the laser box is drawn in Okabe-Ito vermillion, which reads as orange, so every text now calls it the
+orange box (version 1 said red). Minimal pair: the first mirror on the beam's path whose flip changes where the beam
+ends with every margin holding (a single-cell change; Q1 kept). The Q4 rephrase asks where a detector should go.
 
 Choices the sheet leaves open: level 3 takes the "n = 8, m <= 10" branch (no free-angle mirrors), and the sampler
 never lets the beam strike a mirror twice, because the open answer is an `Ordered` list, which cannot repeat an item
@@ -385,27 +389,51 @@ def ladder(scene: Scene) -> Ladder:
                       "beam grazing a mirror endpoint")
     rungs = (
         Question(1, "mirror_count", "How many mirrors (slanted bars) are on the board?", mirror_count(scene), bar_gap),
-        Question(2, "first_turn", "The red box is a laser that fires a beam into the board along its short stub; the "
-                 "beam is not drawn. When the beam reaches the first mirror in its path, does it turn left or right "
-                 "(as seen by the beam, facing its direction of travel)?", first_turn(scene),
+        Question(2, "first_turn", "The orange box is a laser that fires a beam into the board along its short "
+                 "stub; the beam is not drawn. When the beam reaches the first mirror in its path, does it turn left "
+                 "or right (as seen by the beam, facing its direction of travel)?", first_turn(scene),
                  Margin(len(t.hits), "reflections", 1, "beam meets no mirror")),
-        Question(3, "reflection_count", "The laser (red box) fires its beam along its stub; every mirror reflects on "
-                 "both faces. How many times does the beam reflect before it leaves the board or is absorbed?",
+        Question(3, "reflection_count", "The laser (orange box) fires its beam along its stub; every mirror reflects "
+                 "on both faces. How many times does the beam reflect before it leaves the board or is absorbed?",
                  reflection_count(scene), endpoint),
-        Question(4, "beam_end", "Follow the laser beam from the red box through the mirrors: " + ENDING,
+        Question(4, "beam_end", "Follow the laser beam from the orange box through the mirrors: " + ENDING,
                  beam_end(scene), Margin(end_label_gap_px(scene), "px", LABEL_GAP_MIN_PX,
                                          "exit unlettered or its letter crowded by another")),
         Question(5, "beam_end_flipped", f"If mirror {scene.flip} were turned the other way (/ becomes \\, \\ becomes "
                  f"/) and nothing else changed, where would the laser beam end: " + ENDING,
                  counterfactual(edit(scene)), Margin(end_label_gap_px(edit(scene)), "px", LABEL_GAP_MIN_PX,
                                                      "edited exit unlettered or its letter crowded"),
-                 edit=f"turn mirror {scene.flip} the other way (/ <-> \\)"),
+                 edit=f"turn mirror {scene.flip} the other way (/ becomes \\, \\ becomes /)"),
     )
     open_q = Question(6, "mirrors_in_order", "Explain the laser beam's route, reflection by reflection, and list in "
                       "order the numbers of the mirrors it reflects from.", mirrors_in_order(scene),
                       Margin(number_clearance_px(scene), "px", NUMBER_CLEAR_MIN_PX,
                              "mirror number touching its bar"))
     return Ladder(rungs, open_q)
+
+
+def rephrase_q4(scene: Scene) -> Question:
+    """Q4 asked as where to place a detector (map: identity)."""
+    return Question(4, "detector_position", "The orange box is a laser that fires along its stub; the beam is not "
+                    "drawn and mirrors reflect on both faces. At which lettered position outside the board should a "
+                    "detector be placed to catch the beam? Answer 'absorbed' if a black square stops it first.",
+                    beam_end(scene), Margin(end_label_gap_px(scene), "px", LABEL_GAP_MIN_PX,
+                                            "exit unlettered or its letter crowded by another"))
+
+
+def minimal_pair(scene: Scene) -> Scene:
+    """Flip the first mirror on the beam's path whose flip changes where the beam ends, every margin holding."""
+    q4 = beam_end(scene).value
+    for k in trace(scene).hits:
+        r, c, kind = scene.mirrors[k - 1]
+        twin = replace(scene, mirrors=scene.mirrors[:k - 1] + ((r, c, SLASH if kind == BACKSLASH else BACKSLASH),)
+                       + scene.mirrors[k:])
+        try:
+            if beam_end(twin).value != q4 and not ladder(twin).failing_margins():
+                return twin
+        except Reject:   # unlettered exit, a mirror struck twice, ...
+            continue
+    raise Reject("no_minimal_pair")
 
 
 # --- drawing -----------------------------------------------------------------------------------------------------
@@ -455,7 +483,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
     _texts(canvas, [(str(k + 1), ((a + p) / 2, (b + q) / 2)) for k, (a, b, p, q) in enumerate(number_boxes(scene))],
            NUMBER_STYLE)
     _texts(canvas, [(L, edge_point(scene, side, idx, LETTER_OUT_PX)) for L, side, idx in scene.exits], LABEL)
-    # The laser: a red box with an outline, and a stub with a head pointing into the board.
+    # The laser: an orange box with an outline, and a stub with a head pointing into the board.
     side, idx = scene.entry
     edge = np.array(edge_point(scene, side, idx, 0.0))
     inward = np.array(INWARD[side], float) * (1, -1)         # y down on the canvas
@@ -466,7 +494,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
     shapes.line(canvas, tuple(edge - inward * STUB_PX), tuple(edge - inward * 7), Style(stroke=LASER, width_px=5.0),
                 "laser")
     shapes.arrowhead(canvas, edge, inward, Style(stroke=LASER), size_px=10.0, owner="laser")
-    caption = ["The red box is a laser; it fires along its stub. The beam is not drawn.",
+    caption = ["The orange box is a laser; it fires along its stub. The beam is not drawn.",
                "Mirrors are the slanted bars and reflect on both faces."
                + (" Black squares absorb the beam." if scene.level >= 2 else "")]
     style = TEXT.with_(font_px=15.0)
@@ -478,6 +506,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="laser_mirrors", family="physical", title="Laser & Mirrors",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
     description="A laser fires into a grid of numbered double-sided 45-degree mirrors (and absorbers): count the "
                 "mirrors, the first turn, the reflections, the lettered exit, and the exit with one mirror flipped.",
     balance_keys=("mirror_count", "first_turn", "reflection_count", "beam_end"),

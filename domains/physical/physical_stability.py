@@ -9,11 +9,15 @@ from B is at least `Q2_GAP_PX`. A grid line every unit (40 px) and a numbered ru
 
 The verdict is the sheet's static rule: each joint is judged with the blocks above it taken as one rigid body, and
 Q4 names the lowest joint that fails that test (joints above it may fail as well).
+
+Minimal pair: the top block slid sideways by the fewest whole px (either way, up to `PAIR_MAX_PX`) that changes the
+verdict with every margin holding and the stack still over the ruler. The Q4 rephrase ("Will the stack tip over?")
+keeps Q4's options, "stable" read as "does not tip" (an alias), so its map is the identity.
 """
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -34,6 +38,7 @@ STACK_X = (64, 704)               # the stack stays over the ruler (0..16 units)
 TABLE_Y, TABLE_BOTTOM = 616, 656  # table top and bottom, px
 RULER_Y, RULER_X0 = 672, 64       # ruler baseline and its 0 mark, px
 DENSITY_GREY = {1: 0.86, 2: 0.70, 3: 0.54}   # level-3 fill grey per density: denser is darker, across all hues
+PAIR_MAX_PX = 120                 # minimal pair: largest sideways slide of the top block
 GRID = Style(stroke=(0.87, 0.87, 0.87), width_px=2.0)   # faint: read against it, never mistaken for a block
 LETTERS = "ABCDEF"
 Q2_OPTIONS = ("left", "right", "directly above")
@@ -263,6 +268,29 @@ def ladder(scene: Scene) -> Ladder:
         Record((("verdict", stack_verdict(scene)), ("distance", deciding_clearance_units(scene)))), com_edge))
 
 
+def rephrase_q4(scene: Scene) -> Question:
+    """Q4 asked as "will it tip over" (map: identity; "stable" is the answer for a stack that does not tip)."""
+    return Question(4, "tips_over", _density_note(scene) + "A joint is named by the two blocks that meet there (A-B "
+                    "is where block B rests on block A). Will this stack tip over? If it does, at which joint does it "
+                    "first fail (the lowest joint that cannot hold)? Answer 'stable' if it does not tip.",
+                    stack_verdict(scene), Margin(min(jt[4] for jt in joints(scene)), "px", MARGIN_PX[scene.level],
+                                                 "a substack centre of mass at an edge of its support"))
+
+
+def minimal_pair(scene: Scene) -> Scene:
+    """The top block slid sideways by the fewest whole px (right first on a tie) that changes Q4, every margin
+    holding and every block still over the ruler."""
+    q4 = stack_verdict(scene).value
+    top, w = scene.centers_px[-1], scene.widths_px[-1]
+    for d in (d for k in range(1, PAIR_MAX_PX + 1) for d in (k, -k)):
+        if not STACK_X[0] <= top + d - w / 2 and top + d + w / 2 <= STACK_X[1]:
+            continue
+        twin = replace(scene, centers_px=scene.centers_px[:-1] + (top + d,))
+        if stack_verdict(twin).value != q4 and not ladder(twin).failing_margins():
+            return twin
+    raise Reject("no_minimal_pair")
+
+
 # --- drawing ------------------------------------------------------------------------------------------------------
 
 def _fill(scene: Scene, i: int):
@@ -321,7 +349,8 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 
 DOMAIN = Domain(
     id="physical_stability", family="physical", title="Physical stability of block stacks", scene=Scene,
-    sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
+    sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual, minimal_pair=minimal_pair,
+    rephrase_q4=rephrase_q4, rephrase_map="identity",
     description="Rectangular blocks stacked on a table; judge from overhangs and densities whether each joint "
                 "holds (substack centre of mass strictly inside the overlap), and what happens without the top.",
     balance_keys=("block_count", "stack_verdict", "verdict_top_removed", "c_relative_to_b"),

@@ -20,7 +20,17 @@ clears always slower (otherwise Q5 would copy Q4 without any reasoning); a ball 
 
 The world is the sheet's grid of 1 m squares at 34 px/m, 0-20 m wide (the sheet's 21 m does not fit 768 px with a
 24 px border and axis numbers; the wall ends by 19.3 m anyway) and 0-12 m high. The ball flies right from x = 0 or,
-mirrored, left from x = 20.
+mirrored, left from the far side. Level 3 (version 2) has no grid, only scale bars, so nothing ties it to 34 px/m:
+its view is 15 m wide at 45 px/m and fills the safe area (version 1 left its top half empty); its walls stand by 14 m.
+
+Dot counts (a decision the sheet leaves two ways: "k in 4..10" and "L3: 4 dots"): the sheet's per-level lines are
+followed, L1 8-10, L2 5-7 and L3 4 dots, i.e. 4..10 dots in all, so its "k in 4..10" is read as the number of dots
+(k + 1 here, with dots numbered 0..k). L3 is hard through its missing grid and raised launch, not through more dots.
+
+Minimal pair: the wall top raised or lowered by the least multiple of 0.1 m (within 1-9 m) that moves the outcome
+between "hits" and "clears" with every margin holding. No wall height changes "lands before", so there (beyond the
+sheet) the wall moves nearer by the least multiple of 0.1 m that makes the ball meet it, still clear of the last
+dot. The Q4 rephrase asks what the ball first touches, on Q4's own options (map: identity).
 """
 from __future__ import annotations
 
@@ -31,17 +41,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas
-from grip.renderers.style import (
-    GREY,
-    GREY_DARK,
-    GREY_PALE,
-    LABEL,
-    OKABE_ITO,
-    TEXT,
-    THIN,
-    Style,
-    tint,
-)
+from grip.renderers.style import GREY, GREY_DARK, GREY_PALE, LABEL, OKABE_ITO, TEXT, THIN, Style, tint
 from grip.renderers.text import draw_text, draw_text_px, text_box_px
 
 from grip.answers import Choice, Count, Number, Record
@@ -50,14 +50,15 @@ from grip.domain import Domain, Ladder, Margin, Question, Reject
 G = 9.8                     # m/s^2
 R_BALL = 0.15               # ball radius, m
 WALL_T = 0.3                # wall thickness, m
-VIEW_W, VIEW_H = 20.0, 12.0  # m
-PX_PER_M = 34.0
+VIEW_W = {1: 20.0, 2: 20.0, 3: 15.0}    # m, per level
+VIEW_H = 12.0                           # m
+PX_PER_M = {1: 34.0, 2: 34.0, 3: 45.0}  # the sheet's grid scale; level 3 (scale bars only) fills the safe area
 LAND_GAP_M = 0.5            # Q4/Q5: |x_L + r - wall face| at least this
 TOP_GAP_M = 0.4             # Q4/Q5: |y(s) - r - H_w| at least this over the widened wall span
 TOP_DOT_GAP_M = 0.2         # Q2: highest dot above the second highest
 DOT_GAP_PX = 14.0           # Q1: any two dots' centres
-SPAN_MIN_PX = 4 * PX_PER_M  # Q3: horizontal span of the dots, so 5% of it is >= 6.8 px of reading error
-RISE_MIN_PX = PX_PER_M      # open: vertical spread of the dots (the vertical motion must be readable)
+SPAN_MIN_PX = 4 * 34.0      # Q3: horizontal span of the dots, so 5% of it is >= 6.8 px of reading error
+RISE_MIN_PX = 34.0          # open: vertical spread of the dots (the vertical motion must be readable)
 WALL_CLEAR_M = 0.5          # last dot's leading edge to the wall face (drawn dots never touch the wall)
 DTS = (0.2, 0.25, 0.3)
 SLOWER = (0.5, 0.6, 0.7, 0.8, 0.9)      # Q5: launch speed as a fraction of v0 (stated in Q5)
@@ -81,10 +82,11 @@ TRIES, RELAX_TOP, RELAX_Q5 = 600, 200, 400   # sampler: flights per call; target
 # piles up on one or two indices (dot 4 took 37% of a 600-item build).
 L1_TOPS = {7: (4, 5, 6, 7), 8: (4, 5, 6), 9: (5, 6)}
 # drawing
-TOP_PX = 180.0              # y = 12 m
-GROUND_PX = TOP_PX + VIEW_H * PX_PER_M   # y = 0, 588 px
-GRID_LEFT_PX = {1: 34.0, -1: 54.0}       # x = 0; axis numbers go on the side away from the launch
-DOT_R_PX = 5.5
+TOP_PX = {1: 180.0, 2: 180.0, 3: 104.0}            # y = 12 m
+GROUND_PX = {lv: TOP_PX[lv] + VIEW_H * PX_PER_M[lv] for lv in TOP_PX}   # y = 0: 588 px, 644 px at level 3
+GRID_LEFT_PX = {1: {1: 34.0, -1: 54.0}, 2: {1: 34.0, -1: 54.0}, 3: {1: 34.0, -1: 59.0}}   # x = 0, per facing
+CAPTION_Y = {1: (110.0, 136.0), 2: (110.0, 136.0), 3: (40.0, 64.0)}
+DOT_R_PX = {1: 5.5, 2: 5.5, 3: 7.0}
 BALL = Style(stroke=(0, 0, 0), fill=OKABE_ITO["blue"], width_px=2.0)
 GRID = Style(stroke=(0.85, 0.85, 0.85), width_px=1.0)
 BRICK = Style(stroke=(0, 0, 0), fill=tint(OKABE_ITO["vermillion"], 0.35), width_px=3.0)
@@ -245,8 +247,9 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         if speed is None:
             continue
         launch_y = round(max(R_BALL, round(float(rng.uniform(*LAUNCH_Y[level])) / 0.05) * 0.05), 2)
-        base = Scene(level=level, facing=facing, launch_x_m=0.0 if facing > 0 else VIEW_W, launch_y_m=launch_y,
-                     speed_mps=speed, angle_deg=float(angle), dt_s=dt, steps=steps, wall_x_m=10.0, wall_h_m=1.0,
+        base = Scene(level=level, facing=facing, launch_x_m=0.0 if facing > 0 else VIEW_W[level],
+                     launch_y_m=launch_y, speed_mps=speed, angle_deg=float(angle), dt_s=dt, steps=steps,
+                     wall_x_m=10.0, wall_h_m=1.0,
                      speed_factor=factors[0])
         if not _dots_ok(base) or (top is not None and highest_dot(base).value != top):
             continue
@@ -261,7 +264,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
 def _wall_for(rng: np.random.Generator, base: Scene, last_s: float, q4: str, q5: str | None) -> Scene | None:
     """A wall (face distance, then height, both on a 0.1 m grid) that gives `base` outcome q4 and its slowed launch
     outcome q5 at the changed speed, every margin passing; None if there is none."""
-    lo, hi = max(6.0, last_s + R_BALL + WALL_CLEAR_M), 19.0
+    lo, hi = max(6.0, last_s + R_BALL + WALL_CLEAR_M), min(19.0, VIEW_W[base.level] - 1.0)
     if base.level == 1:
         hi = min(hi, last_s + R_BALL + CLOSE_WALL_M)
     slow = edit(base)
@@ -300,10 +303,10 @@ def _dots_ok(scene: Scene) -> bool:
 
 
 def _dot_margins(scene: Scene) -> tuple[Margin, Margin, Margin, Margin]:
-    d = np.array(dots(scene)) * PX_PER_M
+    d = np.array(dots(scene)) * PX_PER_M[scene.level]
     gaps = np.hypot(*(d[:, None, :] - d[None, :, :]).transpose(2, 0, 1))
     spacing = float(gaps[np.triu_indices(len(d), 1)].min())
-    ys = np.sort(d[:, 1])[::-1] / PX_PER_M
+    ys = np.sort(d[:, 1])[::-1] / PX_PER_M[scene.level]
     return (Margin(spacing, "px", DOT_GAP_PX, "two dots too close to count apart"),
             Margin(float(ys[0] - ys[1]), "m", TOP_DOT_GAP_M, "two highest dots level"),
             Margin(float(np.ptp(d[:, 0])), "px", SPAN_MIN_PX, "dots' horizontal span too short to measure within 5%"),
@@ -343,11 +346,46 @@ def max_height(scene: Scene) -> Record:
                                      low=0.0)),))
 
 
+def rephrase_q4(scene: Scene) -> Question:
+    """Q4 asked as "what does the ball first touch" (map: identity, on Q4's options)."""
+    aliases = ALIASES + (("the ground before the wall", LANDS), ("ground before the wall", LANDS),
+                         ("the wall", HITS), ("wall", HITS), ("the ground beyond the wall", CLEARS),
+                         ("ground beyond the wall", CLEARS))
+    return Question(4, "first_touch", _ball_text(scene) + f"After dot {scene.steps} the ball keeps flying, but its "
+                    "path is not drawn. Where does the ball first touch something: the ground before the wall, the "
+                    "wall, or the ground beyond the wall? Answer 'lands before wall' for the ground before the wall, "
+                    "'hits wall' for the wall and 'clears wall' for the ground beyond it.",
+                    Choice(outcome_of(scene), OUTCOMES, aliases=aliases), outcome_margin(scene))
+
+
+def minimal_pair(scene: Scene) -> Scene:
+    """Hits <-> clears: the wall top moved by the least multiple of 0.1 m; lands before: the wall moved nearer by the
+    least multiple of 0.1 m. Every margin holds on the result, which must still draw inside the view."""
+    q4, last_s = outcome_of(scene), abs(dots(scene)[-1][0] - scene.launch_x_m)
+    for k in range(1, 81):
+        if q4 == LANDS:
+            x = round(scene.wall_x_m - scene.facing * 0.1 * k, 2)
+            twins = [replace(scene, wall_x_m=x)]
+        else:
+            twins = [replace(scene, wall_h_m=round(scene.wall_h_m + sign * 0.1 * k, 1)) for sign in (1, -1)]
+        for twin in twins:
+            near = wall_span_s(twin)[0]
+            if not (1.0 <= twin.wall_h_m <= 9.0 and near >= max(6.0, last_s + R_BALL + WALL_CLEAR_M)):
+                continue
+            if outcome_of(twin) != q4 and not ladder(twin).failing_margins():
+                return twin
+    raise Reject("no_minimal_pair")
+
+
+def _ball_text(scene: Scene) -> str:
+    return (f"The ball has radius {R_BALL:g} m and flies without air resistance (g = 9.8 m/s²); the dots show its "
+            f"centre every {scene.dt_s:g} s, numbered from 0 at the launch. ")
+
+
 def ladder(scene: Scene) -> Ladder:
     spacing, top_gap, span, rise = _dot_margins(scene)
     k = scene.steps
-    ball = (f"The ball has radius {R_BALL:g} m and flies without air resistance (g = 9.8 m/s²); the dots show its "
-            f"centre every {scene.dt_s:g} s, numbered from 0 at the launch. ")
+    ball = _ball_text(scene)
     q4_text = (ball + f"After dot {k} the ball keeps flying, but its path is not drawn. Does it land on the ground "
                "before reaching the wall, hit the wall, or pass over the wall?")
     changed = "half" if scene.speed_factor == 0.5 else f"{round(100 * scene.speed_factor)}%"
@@ -371,45 +409,46 @@ def ladder(scene: Scene) -> Ladder:
 
 # --- drawing ------------------------------------------------------------------------------------------------------
 
-def to_px(facing: int, x: float, y: float) -> tuple[float, float]:
-    return GRID_LEFT_PX[facing] + PX_PER_M * x, GROUND_PX - PX_PER_M * y
+def to_px(level: int, facing: int, x: float, y: float) -> tuple[float, float]:
+    return GRID_LEFT_PX[level][facing] + PX_PER_M[level] * x, GROUND_PX[level] - PX_PER_M[level] * y
 
 
 @functools.lru_cache(maxsize=8)
-def _backdrop(size_px: int, facing: int, grid: bool):
-    """Grid (or scale bars), ground and axis numbers: the same for every scene of one (facing, grid), so drawn
-    once per process and painted as a copy. Returns the surface, and the label boxes and strokes (the faint grid
-    excepted) that the dot labels must keep off."""
+def _backdrop(size_px: int, level: int, facing: int):
+    """Grid (or, at level 3, scale bars), ground and axis numbers: the same for every scene of one (level, facing),
+    so drawn once per process and painted as a copy. Returns the surface, and the label boxes and strokes (the faint
+    grid excepted) that the dot labels must keep off."""
     c = Canvas(size_px)
-    x0, _ = to_px(facing, 0, 0)
-    x1, _ = to_px(facing, VIEW_W, 0)
+    ppm, ground, w = PX_PER_M[level], GROUND_PX[level], VIEW_W[level]
+    x0, _ = to_px(level, facing, 0, 0)
+    x1, _ = to_px(level, facing, w, 0)
     far_px = x1 + 16 if facing > 0 else x0 - 16   # axis numbers on the side away from the launch
-    if grid:
-        segs = [(to_px(facing, i, 0), to_px(facing, i, VIEW_H)) for i in range(int(VIEW_W) + 1)]
-        segs += [(to_px(facing, 0, j), to_px(facing, VIEW_W, j)) for j in range(1, int(VIEW_H) + 1)]
+    if level < 3:
+        segs = [(to_px(level, facing, i, 0), to_px(level, facing, i, VIEW_H)) for i in range(int(w) + 1)]
+        segs += [(to_px(level, facing, 0, j), to_px(level, facing, w, j)) for j in range(1, int(VIEW_H) + 1)]
         shapes.segments(c, segs, GRID, register=False)
-        for i in range(int(VIEW_W) + 1):
-            draw_text(c, str(i), (to_px(facing, i, 0)[0], GROUND_PX + 34), SMALL)
+        for i in range(int(w) + 1):
+            draw_text(c, str(i), (to_px(level, facing, i, 0)[0], ground + 34), SMALL)
         for j in range(1, int(VIEW_H) + 1):
-            draw_text(c, str(j), (far_px, to_px(facing, 0, j)[1]), SMALL)
-        draw_text(c, "metres", ((x0 + x1) / 2, GROUND_PX + 58), SMALL)
+            draw_text(c, str(j), (far_px, to_px(level, facing, 0, j)[1]), SMALL)
+        draw_text(c, "metres", ((x0 + x1) / 2, ground + 58), SMALL)
     else:   # level 3: a 5 m bar under the ground and a 5 m bar standing on it, away from the launch
-        bx0 = (x0 + x1) / 2 - 2.5 * PX_PER_M
-        by = GROUND_PX + 40
-        shapes.line(c, (bx0, by), (bx0 + 5 * PX_PER_M, by), THIN)
+        bx0 = (x0 + x1) / 2 - 2.5 * ppm
+        by = ground + 40
+        shapes.line(c, (bx0, by), (bx0 + 5 * ppm, by), THIN)
         for i in range(6):
-            shapes.line(c, (bx0 + i * PX_PER_M, by - 8), (bx0 + i * PX_PER_M, by), THIN)
-            draw_text(c, str(i), (bx0 + i * PX_PER_M, by + 14), SMALL)
-        draw_text(c, "metres (scale bar)", (bx0 + 2.5 * PX_PER_M, by + 38), SMALL)
+            shapes.line(c, (bx0 + i * ppm, by - 8), (bx0 + i * ppm, by), THIN)
+            draw_text(c, str(i), (bx0 + i * ppm, by + 14), SMALL)
+        draw_text(c, "metres (scale bar)", (bx0 + 2.5 * ppm, by + 36), SMALL)
         vx = x1 + 8 if facing > 0 else x0 - 8
-        shapes.line(c, (vx, GROUND_PX), (vx, GROUND_PX - 5 * PX_PER_M), THIN)
+        shapes.line(c, (vx, ground), (vx, ground - 5 * ppm), THIN)
         for j in range(1, 6):
-            ty = GROUND_PX - j * PX_PER_M
+            ty = ground - j * ppm
             shapes.line(c, (vx, ty), (vx - 8 * facing, ty), THIN)
             draw_text(c, str(j), (vx + 12 * facing, ty), SMALL)
-    shapes.rect(c, x0, GROUND_PX, x1, GROUND_PX + 16, Style(stroke=None, fill=GREY_PALE))
-    shapes.hatch(c, x0, GROUND_PX, x1, GROUND_PX + 16, 10.0, Style(stroke=GREY, width_px=2.0))
-    shapes.line(c, (x0, GROUND_PX), (x1, GROUND_PX), Style(stroke=GREY_DARK, width_px=3.0))
+    shapes.rect(c, x0, ground, x1, ground + 16, Style(stroke=None, fill=GREY_PALE))
+    shapes.hatch(c, x0, ground, x1, ground + 16, 10.0, Style(stroke=GREY, width_px=2.0))
+    shapes.line(c, (x0, ground), (x1, ground), Style(stroke=GREY_DARK, width_px=3.0))
     c.surface.flush()
     return c.surface, tuple(c.labels), tuple(g for _, g in c.strokes)
 
@@ -437,41 +476,43 @@ def _label_dot(canvas: Canvas, text: str, center_px, normal, owner: str) -> None
 
 
 def draw(scene: Scene, canvas: Canvas) -> None:
-    f = scene.facing
-    surface, boxes, strokes = _backdrop(canvas.size_px, f, scene.level < 3)
+    f, lv = scene.facing, scene.level
+    ppm, ground = PX_PER_M[lv], GROUND_PX[lv]
+    surface, boxes, strokes = _backdrop(canvas.size_px, lv, f)
     with canvas.layer() as ctx:
         ctx.set_source_surface(surface, 0, 0)
         ctx.paint()
     canvas.labels.extend(boxes)
     canvas.strokes.extend(("backdrop", g) for g in strokes)
-    x0, _ = to_px(f, 0, 0)
-    x1, _ = to_px(f, VIEW_W, 0)
-    scale = "grid 1 m" if scene.level < 3 else "scale bars 5 m"
-    draw_text(canvas, f"g = 9.8 m/s²,  one dot every {scene.dt_s:g} s,  {scale}", ((x0 + x1) / 2, 110), TEXT)
-    draw_text(canvas, f"ball radius {R_BALL:g} m", ((x0 + x1) / 2, 136), TEXT)
+    x0, _ = to_px(lv, f, 0, 0)
+    x1, _ = to_px(lv, f, VIEW_W[lv], 0)
+    scale = "grid 1 m" if lv < 3 else "scale bars 5 m"
+    draw_text(canvas, f"g = 9.8 m/s²,  one dot every {scene.dt_s:g} s,  {scale}", ((x0 + x1) / 2, CAPTION_Y[lv][0]),
+              TEXT)
+    draw_text(canvas, f"ball radius {R_BALL:g} m", ((x0 + x1) / 2, CAPTION_Y[lv][1]), TEXT)
     # wall: bricks, outlined
-    wx0, wy0 = to_px(f, scene.wall_x_m, 0)
-    wx1, wy1 = to_px(f, scene.wall_x_m + WALL_T, scene.wall_h_m)
-    if not (x0 <= wx0 and wx1 <= x1 and wy1 >= TOP_PX):
+    wx0, wy0 = to_px(lv, f, scene.wall_x_m, 0)
+    wx1, wy1 = to_px(lv, f, scene.wall_x_m + WALL_T, scene.wall_h_m)
+    if not (x0 <= wx0 and wx1 <= x1 and wy1 >= TOP_PX[lv]):
         raise Reject("wall_off_view")
     shapes.rect(canvas, wx0, wy1, wx1, wy0, BRICK.with_(stroke=None), owner="wall")
-    mortar = [((wx0, wy0 - k * 0.25 * PX_PER_M), (wx1, wy0 - k * 0.25 * PX_PER_M))
+    mortar = [((wx0, wy0 - k * 0.25 * ppm), (wx1, wy0 - k * 0.25 * ppm))
               for k in range(1, int(scene.wall_h_m / 0.25 + 1e-9) + 1) if k * 0.25 < scene.wall_h_m - 0.05]
     if mortar:
         shapes.segments(canvas, mortar, Style(stroke=(1, 1, 1), width_px=1.5), register=False)
     shapes.rect(canvas, wx0, wy1, wx1, wy0, BRICK.with_(fill=None), owner="wall")
     # launch pillar under dot 0 when the launch is raised
-    lx, _ = to_px(f, scene.launch_x_m, scene.launch_y_m)
+    lx, _ = to_px(lv, f, scene.launch_x_m, scene.launch_y_m)
     top = scene.launch_y_m - R_BALL
     if top > 0.05:
-        half = 0.2 * PX_PER_M
-        shapes.rect(canvas, lx - half, GROUND_PX - top * PX_PER_M, lx + half, GROUND_PX,
+        half = 0.2 * ppm
+        shapes.rect(canvas, lx - half, ground - top * ppm, lx + half, ground,
                     Style(stroke=GREY_DARK, fill=(0.7, 0.7, 0.7), width_px=2.0), owner="pillar")
-    pts = [to_px(f, x, y) for x, y in dots(scene)]
+    pts = [to_px(lv, f, x, y) for x, y in dots(scene)]
     for i, p in enumerate(pts):
-        if not canvas.inside_safe([(p[0] - 8, p[1] - 8), (p[0] + 8, p[1] + 8)]) or p[1] < TOP_PX:
+        if not canvas.inside_safe([(p[0] - 8, p[1] - 8), (p[0] + 8, p[1] + 8)]) or p[1] < TOP_PX[lv]:
             raise Reject("dot_off_view")
-        shapes.circle(canvas, p, DOT_R_PX, BALL, owner=f"dot{i}")
+        shapes.circle(canvas, p, DOT_R_PX[lv], BALL, owner=f"dot{i}")
     vx, vy = velocity(scene)
     for i, p in enumerate(pts):
         t = i * scene.dt_s
@@ -483,7 +524,8 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 
 DOMAIN = Domain(
     id="projectile_motion", family="physical", title="Projectile Motion", scene=Scene, sample=sample,
-    ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
+    ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual, minimal_pair=minimal_pair,
+    rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
     description="A strobe picture of a ball in flight and a wall ahead: count the dots, find the highest, measure "
                 "the horizontal speed, predict whether the ball lands short of, hits or clears the wall, and again "
                 "at another launch speed.",
