@@ -164,13 +164,20 @@ def fitted_ticks(polygons: Sequence[Sequence[Point]], divisions: Sequence[int], 
     edge_owner = np.concatenate([[i] * len(p) for i, p in enumerate(polygons)])
     foreign = (edge_owner[None, :] != owner[:, None]) & (edge_owner[None, :] != skip[:, None])
     hs = np.arange(0.0, length / 2 + 1e-9, step)
+    # A tick whose base is farther than length / 2 + clear from every foreign outline keeps both halves whole
+    # (no point of it can come nearer than `clear`): only the others are fitted point by point.
+    near = (np.where(foreign, _point_segment(base, e0, e1), np.inf) < length / 2 + clear + 1.0).any(axis=1)
+    idx = np.flatnonzero(near)
     out, halves = [], []
     for sign in (1.0, -1.0):
-        pts = base[:, None, :] + sign * hs[None, :, None] * normal[:, None, :]          # (ticks, hs, 2)
-        d = _point_segment(pts.reshape(-1, 2), e0, e1).reshape(len(base), len(hs), -1)
-        ok = np.where(foreign[:, None, :], d, np.inf).min(axis=2) >= clear             # (ticks, hs)
-        first_bad = np.where(ok.all(axis=1), len(hs), np.argmin(ok, axis=1))
-        halves.append(np.where(first_bad > 0, hs[np.maximum(first_bad - 1, 0)], -1.0))
+        half = np.full(len(base), hs[-1])
+        if len(idx):
+            pts = base[idx, None, :] + sign * hs[None, :, None] * normal[idx, None, :]  # (near ticks, hs, 2)
+            d = _point_segment(pts.reshape(-1, 2), e0, e1).reshape(len(idx), len(hs), -1)
+            ok = np.where(foreign[idx, None, :], d, np.inf).min(axis=2) >= clear      # (near ticks, hs)
+            first_bad = np.where(ok.all(axis=1), len(hs), np.argmin(ok, axis=1))
+            half[idx] = np.where(first_bad > 0, hs[np.maximum(first_bad - 1, 0)], -1.0)
+        halves.append(half)
     for k in range(len(base)):
         hi, lo = halves[0][k], halves[1][k]
         if hi < 0 or lo < 0:                 # the base itself is too close to another outline

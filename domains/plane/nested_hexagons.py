@@ -132,10 +132,12 @@ def outline_clearance_px(scene: Scene) -> float:
     return min([min_inradius_px(scene)] + gaps)
 
 
-def drawn_ticks(scene: Scene) -> list:
+@lru_cache(maxsize=64)   # asked by the sampler's legibility test, the margins and the renderer alike
+def drawn_ticks(scene: Scene) -> tuple:
     """The tick marks as drawn: `TICK_PX` long, each half shortened where it would come within `TICK_CLEAR_PX` of
     another hexagon's outline ((end, end, hexagon index) in px)."""
-    return fitted_ticks(layout(scene), scene.divisions, ticked(scene), fractions_t(scene), TICK_PX, TICK_CLEAR_PX)
+    return tuple(fitted_ticks(layout(scene), scene.divisions, ticked(scene), fractions_t(scene), TICK_PX,
+                              TICK_CLEAR_PX))
 
 
 def tick_legibility_px(scene: Scene) -> float:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -128,13 +129,14 @@ def outline_clearance_px(scene: Scene) -> float:
     return min([min_inradius_px(scene)] + gaps)
 
 
-def drawn_ticks(scene: Scene) -> list:
+@lru_cache(maxsize=64)   # asked by the sampler's legibility test, the margins and the renderer alike
+def drawn_ticks(scene: Scene) -> tuple:
     """The tick marks as drawn (levels 1-2; none at level 3): `TICK_PX` long, each half shortened where it would
     come within `TICK_CLEAR_PX` of another square's outline ((end, end, square index) in px)."""
     if scene.level == 3:
-        return []
-    return fitted_ticks(layout(scene), scene.divisions, range(len(scene.divisions)), fractions_t(scene), TICK_PX,
-                        TICK_CLEAR_PX)
+        return ()
+    return tuple(fitted_ticks(layout(scene), scene.divisions, range(len(scene.divisions)), fractions_t(scene),
+                              TICK_PX, TICK_CLEAR_PX))
 
 
 def tick_legibility_px(scene: Scene) -> float:
