@@ -38,7 +38,9 @@ from pathlib import Path
 
 import pytest
 
-from grip.eval.prompts import PIXEL_CHUNKS, png_chunks, prompt_text
+import re
+
+from grip.eval.prompts import E3_LEADS, PIXEL_CHUNKS, TEMPLATES, closing_instruction, png_chunks, prompt_text
 
 # Fields a request may carry besides the messages: the sampling fields the runner sends, plus the provider
 # extras the tests pass through. Anything else in a request is a place truth could hide, so it fails the check.
@@ -126,11 +128,13 @@ class ScriptedServer:
     # Every server started in this test process whose requests the session-end audit checks (tests/conftest.py):
     # each request any test sends must pass `check_isolation`. A test that leaks on purpose passes audit=False.
     AUDITED: list["ScriptedServer"] = []
+    ALL: list["ScriptedServer"] = []    # every server started in this process (their replies may come back in E3)
 
     def __init__(self, model: Callable[[dict], str] | None = None, faults=None, delay_s: float = 0.0,
                  model_name: str = "scripted-vlm", record: bool = True, audit: bool = True):
         if audit and record:
             ScriptedServer.AUDITED.append(self)
+        ScriptedServer.ALL.append(self)
         self.model = model or constant_model()
         self.faults = faults            # callable(request json, times this exact body was seen before) -> Fault
         self.delay_s = delay_s          # every reply waits this long (slow model)
@@ -412,14 +416,92 @@ def _non_idat(png: bytes) -> bytes:
     return b"".join(out)
 
 
+def _lead_pattern(lead: str) -> re.Pattern:
+    parts = lead.split("{value}")
+    out = re.escape(parts[0])
+    for k, p in enumerate(parts[1:]):
+        out += ("(?P<v>.+?)" if k == 0 else "(?P=v)") + re.escape(p)
+    return re.compile(out, re.DOTALL)
+
+
+# Longest lead first: a shorter lead's pattern could otherwise swallow a longer one's text into its value.
+_LEAD_PATTERNS = {c: _lead_pattern(lead) for c, lead in sorted(E3_LEADS.items(), key=lambda kv: -len(kv[1]))}
+
+
+def parse_challenge(text: str) -> tuple[str, str | None, str] | None:
+    """(condition, asserted value or None for the control, closing) of an E3 challenge text, or None when the text
+    is no E3 template: the lead of one condition, a blank line, the closing instruction."""
+    if not isinstance(text, str) or "\n\n" not in text:
+        return None
+    lead, closing = text.split("\n\n", 1)
+    for c, pat in _LEAD_PATTERNS.items():
+        m = pat.fullmatch(lead)
+        if m:
+            return c, m.groupdict().get("v"), closing
+    return None
+
+
+def served_replies() -> set[str]:
+    """The content of every 200 reply any server of this process sent (an E3 turn sends one back)."""
+    out = set()
+    for srv in ScriptedServer.ALL:
+        for body in list(srv.replies.values()):
+            try:
+                out.add(json.loads(body)["choices"][0]["message"]["content"])
+            except (ValueError, KeyError, IndexError, TypeError):
+                pass
+    return out
+
+
+def _check_turns(where: str, msgs: list, q: dict, template: str, replies: set[str]) -> list[str]:
+    """A multi-turn E3 request after its first user turn: the assistant turn is a reply a server really sent
+    (verbatim), the challenge turn is one E3 template carrying only the asserted value, with the closing instruction
+    of the first turn's question; when the first answer was right the asserted value is not the key, when it was
+    wrong it is the key, and the control asserts nothing. A first answer that did not parse is never challenged."""
+    from grip.answers import answer_from_json
+    from grip.eval.scoring import score_response
+    if not (len(msgs) == 3 and isinstance(msgs[1], dict) and isinstance(msgs[2], dict)
+            and msgs[1].get("role") == "assistant" and set(msgs[1]) == {"role", "content"}
+            and isinstance(msgs[1]["content"], str) and msgs[2].get("role") == "user"
+            and set(msgs[2]) == {"role", "content"} and isinstance(msgs[2]["content"], list)
+            and len(msgs[2]["content"]) == 1 and isinstance(msgs[2]["content"][0], dict)
+            and set(msgs[2]["content"][0]) == {"type", "text"} and msgs[2]["content"][0]["type"] == "text"):
+        return [f"{where}: not user (image + text), assistant (text), user (one text): the E3 shape"]
+    reply, challenge = msgs[1]["content"], msgs[2]["content"][0]["text"]
+    problems = []
+    if reply not in replies:
+        problems.append(f"{where}: the assistant turn is not a reply any server sent (not verbatim)")
+    parsed = parse_challenge(challenge)
+    if parsed is None:
+        return problems + [f"{where}: the challenge turn is not an E3 template"]
+    cond, value, closing = parsed
+    if closing != closing_instruction(q["text"], q["instruction"], template):
+        problems.append(f"{where}: the challenge does not end with the question's closing instruction")
+    answer = answer_from_json(q["answer"])
+    first = score_response(answer, reply)["outcome"]
+    if first not in ("correct", "wrong"):
+        problems.append(f"{where}: a first answer that is {first} was challenged")
+    elif value is not None:
+        asserted = answer.parse_value(value)
+        is_key = answer.matches(asserted) or value.strip() == answer.reference_text()
+        if first == "correct" and is_key:
+            problems.append(f"{where}: the model was right and the challenge asserts the key {value!r}")
+        if first == "wrong" and not is_key:
+            problems.append(f"{where}: the model was wrong and the challenge asserts {value!r}, not the key")
+    return problems
+
+
 def check_isolation(requests, truth: dict[str, dict], allowed_fields=ALLOWED_FIELDS) -> list[str]:
     """Problems found in the recorded chat requests (empty list: clean). A request is clean when
     (1) it has no field beyond the model, the messages and the sampling fields; (2) it is one user turn of exactly
-    one PNG image and one text; (3) the image is a known item image, byte for byte, with pixel chunks only;
-    (4) the text is the prompt template applied to one question of that item; (5) no distinctive serialisation of
+    one PNG image and one text, or (E3) that turn followed by the model's reply and one challenge turn
+    (`_check_turns`: the reply verbatim, the challenge an E3 template carrying only the asserted value, never the
+    key when the model was right; the image only in the first turn); (3) the image is a known item image, byte for
+    byte, with pixel chunks only; (4) the first turn's text is the prompt template applied to one question of that item; (5) no distinctive serialisation of
     any ground-truth value of that item occurs anywhere in the body, the decoded image or the headers."""
     problems = []
     strings_cache: dict[str, set[str]] = {}
+    replies: set[str] | None = None
     for n, rec in enumerate(requests):
         if not rec.path.rstrip("/").endswith("/chat/completions"):
             continue
@@ -432,7 +514,7 @@ def check_isolation(requests, truth: dict[str, dict], allowed_fields=ALLOWED_FIE
         if extra:
             problems.append(f"{where}: unexpected request fields {extra}")
         msgs = req.get("messages")
-        if not (isinstance(msgs, list) and len(msgs) == 1 and isinstance(msgs[0], dict)
+        if not (isinstance(msgs, list) and len(msgs) in (1, 3) and isinstance(msgs[0], dict)
                 and msgs[0].get("role") == "user" and set(msgs[0]) == {"role", "content"}
                 and isinstance(msgs[0].get("content"), list) and len(msgs[0]["content"]) == 2):
             problems.append(f"{where}: not one fresh user turn of one image and one text")
@@ -463,14 +545,26 @@ def check_isolation(requests, truth: dict[str, dict], allowed_fields=ALLOWED_FIE
         text_part = next(p for p in parts if p["type"] == "text")
         if set(text_part) != {"type", "text"}:
             problems.append(f"{where}: text part has extra fields")
-        prompts = {prompt_text(q["text"], q["instruction"]) for q in row["questions"]}
+        prompts = {prompt_text(q["text"], q["instruction"], t): (q, t) for q in row["questions"] for t in TEMPLATES}
         if text_part.get("text") not in prompts:
             problems.append(f"{where}: text is not the prompt template of any question of {row['id']}")
+        elif len(msgs) == 3:
+            if replies is None:
+                replies = served_replies()
+            q, template = prompts[text_part["text"]]
+            problems += _check_turns(where, msgs, q, template, replies)
         # The image is byte-identical to the store's and holds pixel chunks only, so its IDAT data cannot carry
         # anything the build did not draw; the small non-IDAT chunks are searched all the same.
         body_text = rec.body.decode("utf-8", "replace")
         i = body_text.find("data:image/png;base64,")
         body_text = body_text[:i] + body_text[body_text.find('"', i):]
+        if len(msgs) == 3:
+            # The reply and the challenge were pinned down above (a reply a server sent, verbatim; a template with
+            # one value that is not the key when the model was right): leave them out of the search below.
+            for piece in (msgs[1].get("content"), text_of({"messages": [msgs[2]]})):
+                if isinstance(piece, str) and piece:
+                    body_text = body_text.replace(json.dumps(piece)[1:-1], "")
+            msgs = msgs[:1]
         no_image = {**req, "messages": [{**msgs[0], "content": [
             {"type": "image_url", "image_url": {"url": ""}} if p is img_part else p for p in parts]}]}
         decoded = json.dumps(no_image, ensure_ascii=False)

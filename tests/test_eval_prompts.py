@@ -27,7 +27,7 @@ from grip.eval.prompts import (
 from grip.manifest import load_store, sha256_bytes
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "prompt_v1.json"
-PUBLIC_FIELDS = {"item_id", "domain", "family", "position", "rung", "question_id", "text", "instruction",
+PUBLIC_FIELDS = {"item_id", "domain", "family", "position", "rung", "question_id", "text", "instruction", "template",
                  "image_path", "image_sha256"}
 TINY_PNG = b"\x89PNG\r\n\x1a\n" + b"not really pixels"   # build_messages must not look inside the bytes
 

@@ -30,7 +30,8 @@ def eval_group():
 
 
 @eval_group.command("run")
-@click.option("--experiment", required=True, help="e1 (five rungs, clean images) or e2 (grain sigma 0/15/25/40).")
+@click.option("--experiment", required=True, help="e1 (five rungs, clean images), e2 (grain sigma 0/15/25/40) or "
+              "e3 (sycophancy: one challenge after the stored E1 answer).")
 @click.option("--items", "items_dir", required=True, type=click.Path(path_type=Path), help="Item store folder.")
 @click.option("--model", required=True, help="Model name at the endpoint, or `random` (built-in, offline).")
 @click.option("--base-url", default=None, help="OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1).")
@@ -53,10 +54,14 @@ def eval_group():
               show_default=True, help="SQLite response store (may hold several models and experiments).")
 @click.option("--readability", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="E2 readability labels (default: manifests/readability.toml).")
+@click.option("--template", default="v1", show_default=True,
+              help="Prompt template: v1 (the instruction states a numeric answer's tolerance in words) or "
+                   "v1-no-tolerance (states none, as the GRIP protocol). Recorded with every response.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @friendly
 def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, max_tokens, temperature, top_p, seed,
-            no_seed, extra_json, timeout_s, max_response_bytes, subset, domains, store_path, readability, quiet):
+            no_seed, extra_json, timeout_s, max_response_bytes, subset, domains, store_path, readability, template,
+            quiet):
     """Send an experiment's requests to a model and store the responses (resumes: done keys are skipped)."""
     import os
 
@@ -65,6 +70,8 @@ def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, ma
         _fail(f"unknown experiment {experiment!r}; choose one of {', '.join(X.EXPERIMENTS)}")
     if subset not in ("core", "all"):
         _fail(f"--subset must be core or all, got {subset!r}")
+    from grip.eval.prompts import check_template
+    check_template(template, "--template")
     from grip.eval.runner import DEFAULT_MAX_RESPONSE_BYTES, Endpoint, Sampling, check_base_url, check_limit, run_jobs
     check_limit("concurrency", concurrency, "--concurrency")
     if not temperature >= 0:   # NaN too
@@ -103,11 +110,18 @@ def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, ma
         # Locked before planning, so a second run into a busy store says so at once (one line, exit 2).
         with store.lock():
             plan = X.plan(experiment, items_dir, subset=subset, domains=list(domains) or None,
-                          readability=readability)
+                          readability=readability, store=store, endpoint=endpoint, sampling=sampling,
+                          template=template)
             if not plan.requests:
                 _fail(f"{items_dir}: nothing to evaluate for {experiment} (no items selected)")
-            jobs = X.jobs(plan)
-            click.echo(plan.describe(), err=True)
+            # E3 builds on the E1 run made with --template and asks its first turn exactly as that run did
+            jobs = X.jobs(plan) if experiment == "e3" else _with_template(X.jobs(plan), template)
+            before = store.run_defaults().get("items")
+            store.remember_run(items_dir, readability)
+            if before is not None and before != str(Path(items_dir).resolve()):
+                X.warn(f"{store_path} holds responses made on the item store {before}; `grip eval score` now "
+                       f"defaults to {Path(items_dir).resolve()} (give --items to score the others)")
+            click.echo(plan.describe() + (f" (template {template})" if template != "v1" else ""), err=True)
             summary = run_jobs(jobs, endpoint, sampling, store, concurrency=concurrency,
                                progress=not quiet and sys.stderr.isatty())
     finally:
@@ -127,6 +141,40 @@ def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, ma
         sys.exit(1)
 
 
+def _with_template(jobs: list, template: str) -> list:
+    """The jobs asked with `template`; every prompt is rendered once first, so an instruction the template cannot
+    be applied to is a one-line error before anything is sent."""
+    import dataclasses
+
+    from grip.eval.prompts import prompt_text
+    out = []
+    for j in jobs:
+        item = j.item if j.item.template == template else dataclasses.replace(j.item, template=template)
+        prompt_text(item.text, item.instruction, item.template)
+        out.append(j if item is j.item else dataclasses.replace(j, item=item))
+    return out
+
+
+def _remembered_items(store, store_path) -> Path:
+    items = store.run_defaults().get("items")
+    if items is None:
+        _fail(f"--items is required: {store_path} records no item folder (no `grip eval run` into it has recorded "
+              f"one yet)")
+    if not Path(items).is_dir():
+        _fail(f"{items}: the item folder the last run into {store_path} used is gone; give --items")
+    return Path(items)
+
+
+def _check_filters(models, experiments) -> None:
+    from grip.eval import experiments as X
+    for x in experiments:
+        if x not in X.EXPERIMENTS:
+            _fail(f"--experiment: unknown experiment {x!r}; choose one of {', '.join(X.EXPERIMENTS)}")
+    for m in models:
+        if not m.strip():
+            _fail("--model must name a model, got an empty name")
+
+
 def _run_failed(summary) -> str | None:
     """Why this run counts as failed (nothing answered), or None. A rerun whose only requests are keys that
     failed before for a lasting reason (say a 400) is not a failed run; an unreachable server always is."""
@@ -144,29 +192,42 @@ def _run_failed(summary) -> str | None:
 @eval_group.command("score")
 @click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_STORE,
               show_default=True)
-@click.option("--items", "items_dir", required=True, type=click.Path(path_type=Path))
+@click.option("--items", "items_dir", default=None, type=click.Path(path_type=Path),
+              help="Item store folder (default: the one the last `grip eval run` into the store used).")
 @click.option("--out", type=click.Path(dir_okay=False), default=str(Path("runs") / "scored.jsonl"),
               show_default=True)
-@click.option("--experiment", default=None, help="Only this experiment (default: every one in the store).")
+@click.option("--experiment", "experiments", multiple=True,
+              help="Only this experiment (repeatable; default: every one in the store).")
+@click.option("--model", "models", multiple=True,
+              help="Only this model, by name or report label (repeatable; default: every one in the store).")
 @friendly
-def score_cmd(store_path, items_dir, out, experiment):
+def score_cmd(store_path, items_dir, out, experiments, models):
     """Score every stored response against the item store's answer key (offline, deterministic)."""
     import os
 
-    from grip.eval.scoring import counts, score_rows, stored_responses, write_scored
+    from grip.eval.scoring import counts, score_rows, select, stored_responses, write_scored
     from grip.eval.store import ResponseStore
     from grip.manifest import check_output_file
+    _check_filters(models, experiments)
     out = check_output_file(out, "--out")
     if out.exists() and Path(store_path).exists() and os.path.samefile(out, store_path):
         _fail(f"--out {out} is the response store itself; give another file for the scored rows")
     # Read-only (SQLite mode=ro): scoring writes nothing to the store, so a read-only store file or folder works.
     store = ResponseStore(store_path, readonly=True)
     try:
-        rows = score_rows(stored_responses(store, experiment), items_dir)
+        if items_dir is None:
+            items_dir = _remembered_items(store, store_path)
+        stored = stored_responses(store, experiments[0] if len(experiments) == 1 else None)
+        if not stored:
+            _fail(f"{store_path}: no responses stored" + (f" for {experiments[0]}" if experiments else ""))
+        rows = score_rows(select(stored, models, experiments, str(store_path)), items_dir)
+        labels = store.run_defaults().get("readability")
+        if labels:   # E2 rows carry the labels file their run used: `grip eval report` defaults to it
+            for r in rows:
+                if r["experiment"] == "e2":
+                    r["readability"] = labels
     finally:
         store.close()
-    if not rows:
-        _fail(f"{store_path}: no responses stored" + (f" for {experiment}" if experiment else ""))
     write_scored(rows, out)
     c = counts(rows)
     click.echo(f"{out}: {len(rows)} responses scored: " + ", ".join(f"{v} {k}" for k, v in c.items()))
@@ -181,28 +242,50 @@ def _check_seed(seed: int, what: str = "--seed") -> None:
 @eval_group.command("report")
 @click.option("--scored", "scored_path", type=click.Path(dir_okay=False, path_type=Path),
               default=Path("runs") / "scored.jsonl", show_default=True)
-@click.option("--items", "items_dir", required=True, type=click.Path(path_type=Path))
+@click.option("--items", "items_dir", default=None, type=click.Path(path_type=Path),
+              help="Item store folder (default: the one the scored rows were scored against).")
 @click.option("--out", type=click.Path(file_okay=False), default=str(Path("runs") / "report"), show_default=True)
 @click.option("--resamples", type=int, default=10_000, show_default=True,
               help="Bootstrap resamples, 100 to 100,000.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 @click.option("--readability", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="E2 readability labels (default: manifests/readability.toml).")
+              help="E2 readability labels (default: the ones the run used, else manifests/readability.toml).")
+@click.option("--experiment", "experiments", multiple=True,
+              help="Only this experiment (repeatable; default: every one scored).")
+@click.option("--model", "models", multiple=True,
+              help="Only this model, by name or label (repeatable; default: every one scored).")
 @friendly
-def report_cmd(scored_path, items_dir, out, resamples, seed, readability):
+def report_cmd(scored_path, items_dir, out, resamples, seed, readability, experiments, models):
     """Tables (report.md, stats.json) and figures from scored rows."""
     from grip.eval.stats import RESAMPLES_MAX, RESAMPLES_MIN
     if not RESAMPLES_MIN <= resamples <= RESAMPLES_MAX:
         _fail(f"--resamples must be from {RESAMPLES_MIN} to {RESAMPLES_MAX:,}, got {resamples}")
     _check_seed(seed)
+    _check_filters(models, experiments)
     from grip.eval.report import check_report_dir, write_report
-    from grip.eval.scoring import read_scored
+    from grip.eval.scoring import items_dir_of, read_scored, select
     out = check_report_dir(out, "--out")
     rows = read_scored(scored_path)
     if not rows:
         _fail(f"{scored_path}: no scored rows")
+    rows = select(rows, models, experiments, str(scored_path))
+    if items_dir is None:
+        items_dir = items_dir_of(rows, str(scored_path))
+        if not items_dir.is_dir():
+            _fail(f"{items_dir}: the item folder {scored_path} was scored against is gone; give --items")
+    if readability is None:
+        readability = _scored_readability(rows)
     path = write_report(rows, items_dir, out, resamples=resamples, seed=seed, readability=readability)
     click.echo(f"{path}: report over {len(rows)} scored responses")
+
+
+def _scored_readability(rows: list[dict]) -> Path | None:
+    """The E2 labels file the run of the scored E2 rows used, if it recorded one and it is still there."""
+    found = {r.get("readability") for r in rows if r.get("experiment") == "e2"} - {None}
+    if len(found) == 1:
+        p = Path(found.pop())
+        return p if p.is_file() else None
+    return None
 
 
 @click.command("strips")

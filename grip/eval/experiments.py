@@ -4,6 +4,15 @@ conversation, on the clean image (condition "sigma0"). E2 (grain): the same five
 readability labels a person recorded in manifests/readability.toml from `grip strips` (the GRIP protocol): an
 unlabelled domain x sigma halts E2, an unreadable one is left out and listed in the report.
 
+E3 (sycophancy, the open loop): one challenge turn after the stored E1 first answer of the same model (same name,
+endpoint and sampling fields) on the same question of the same image. Conditions `bare`, `reason`, `authority`
+(assertions of rising strength, prompts.E3_LEADS) and `control` (asks for the final answer again, asserting
+nothing). The asserted value contradicts the first answer: when it was right, a `plausible_wrong` value of the same
+type seeded by the first turn's request key (the same value in every arm); when it was wrong, the correct value.
+This is the one place a plan reads the answer key: to score the first answer and pick the asserted value. Only that
+value (a public-looking answer text) goes into the request; a first turn that failed or did not parse is skipped
+and counted (`Plan.skipped`).
+
 The core subset is items with index 0..CORE_SIZE-1 of each domain: the items the builder gives grain copies by
 default. Nothing here reads an answer; the runner sees a `PublicItem` only.
 
@@ -21,7 +30,7 @@ from pathlib import Path
 from grip import GripError
 from grip.grain import SIGMAS
 
-EXPERIMENTS = ("e1", "e2")
+EXPERIMENTS = ("e1", "e2", "e3")
 RUNGS = (1, 2, 3, 4, 5)
 CORE_SIZE = 20
 E2_SIGMAS: tuple[int, ...] = (0,) + tuple(SIGMAS)
@@ -161,6 +170,8 @@ class Request:
     image_sha256: str
     row: dict = field(compare=False, hash=False, repr=False)
     question: dict = field(compare=False, hash=False, repr=False)
+    turns: tuple = ()              # runner.Turn: earlier turns of a multi-turn protocol (E3)
+    template: str = "v1"           # the first turn's prompt template
 
 
 @dataclass
@@ -170,12 +181,16 @@ class Plan:
     domains: list[str]
     items: dict[str, int]                          # domain -> number of items selected
     excluded: list[tuple[str, int, str]] = field(default_factory=list)   # (domain, sigma, why)
+    skipped: dict[str, int] = field(default_factory=dict)   # E3: why -> questions left out (first turn unusable)
 
     def describe(self) -> str:
         lines = [f"{self.experiment}: {len(self.requests)} requests over "
                  + ", ".join(f"{d} ({n} items)" for d, n in self.items.items())]
         for d, s, why in self.excluded:
             lines.append(f"  excluded {d} at {condition_name(s)}: {why}")
+        for why, n in self.skipped.items():
+            if n:
+                lines.append(f"  skipped {n} questions: {why}")
         return "\n".join(lines)
 
 
@@ -224,12 +239,18 @@ def _image(domain_dir: Path, row: dict, sigma: int) -> tuple[Path, str]:
 
 
 def plan(experiment: str, items_dir: Path, subset: str = "core", domains=None,
-         readability: Readability | Path | None = None) -> Plan:
+         readability: Readability | Path | None = None, *, store=None, endpoint=None, sampling=None,
+         template: str = "v1") -> Plan:
     """The requests of `experiment` over an item store. E2 reads the readability labels and halts (an
-    `ExperimentError`) when any selected domain x sigma has no label."""
+    `ExperimentError`) when any selected domain x sigma has no label. E3 needs the response store holding the E1
+    run it builds on, and the endpoint, sampling and prompt template of this run (to find that E1 run)."""
     if experiment not in EXPERIMENTS:
         raise ExperimentError(f"unknown experiment {experiment!r}; choose one of {', '.join(EXPERIMENTS)}")
     items_dir = Path(items_dir)
+    if experiment == "e3":
+        if store is None or endpoint is None or sampling is None:
+            raise ExperimentError("E3 needs the response store, endpoint and sampling of the E1 run it builds on")
+        return plan_e3(items_dir, store, endpoint, sampling, subset, domains, template)
     stores = load_items(items_dir, domains)
     excluded: list[tuple[str, int, str]] = []
     sigmas_of: dict[str, list[int]] = {}
@@ -267,12 +288,111 @@ def plan(experiment: str, items_dir: Path, subset: str = "core", domains=None,
     return Plan(experiment, requests, list(stores), counts, excluded)
 
 
-def jobs(p: Plan) -> list:
-    """Runner jobs of a plan: each carries only the public view of its item and question."""
+def jobs(p: Plan, template: str | None = None) -> list:
+    """Runner jobs of a plan: each carries only the public view of its item and question. `template` (E1/E2) asks
+    every first turn with that prompt template; an E3 job always keeps the template its stored E1 turn used."""
     from grip.eval.prompts import public_item
     from grip.eval.runner import Job
-    return [Job(r.experiment, r.condition, public_item(r.row, r.question, r.image_path, r.image_sha256))
-            for r in p.requests]
+    out = []
+    for r in p.requests:
+        t = r.template if r.turns or template is None else template
+        item = public_item(r.row, r.question, r.image_path, r.image_sha256, t)
+        out.append(Job(r.experiment, r.condition, item, tuple(r.turns)))
+    return out
+
+
+# --- E3: the challenge turn after the stored first answer -------------------------------------------------------
+
+E3_SKIPS = ("first turn failed", "first turn did not parse", "no stored E1 answer for this question")
+
+
+def _same_url(a, b) -> bool:
+    return (None if a is None else str(a).rstrip("/")) == (None if b is None else str(b).rstrip("/"))
+
+
+def asserted_value(answer, first_outcome: str, first_key: str) -> str:
+    """The value E3 asserts: a plausible wrong value of the answer's type (seeded by the first turn's request key)
+    when the first answer was right, the correct value when it was wrong."""
+    import numpy as np
+
+    from grip.seeding import bootstrap_seed
+    if first_outcome == "wrong":
+        return answer.reference_text()
+    if first_outcome != "correct":
+        raise ValueError(f"no asserted value after a first answer that is {first_outcome}")
+    rng = np.random.default_rng(bootstrap_seed("e3-asserted", first_key))
+    return answer.format_value(answer.plausible_wrong(rng))
+
+
+def e1_answers(store, endpoint, sampling, template: str = "v1") -> dict[tuple[str, str], dict]:
+    """(item_id, question_id) -> the stored E1 row (clean image) of this model, endpoint, sampling and prompt
+    template. A one-line ExperimentError naming the missing E1 run when the store holds none."""
+    fields = sampling.fields()
+    mine = [r for r in store.rows(experiment="e1") if r["model"] == endpoint.model and r["condition"] == "sigma0"]
+    at = [r for r in mine if _same_url(r["base_url"], endpoint.base_url)]
+    alike = [r for r in at if r["sampling"] == fields]
+    same = [r for r in alike if (r.get("template_version") or "v1") == template]
+    if not same:
+        where = "the built-in offline model" if endpoint.base_url is None else f"at {endpoint.base_url}"
+        why = ("" if not mine else " at this base URL" if not at
+               else f" with these sampling fields ({json_text(fields)}; stored: {json_text(at[0]['sampling'])})"
+               if not alike else f" with template {template} (stored: "
+               f"{', '.join(sorted({r.get('template_version') or 'v1' for r in alike}))}; give --template)")
+        raise ExperimentError(f"E3 builds on the stored E1 answers of model {endpoint.model!r} ({where}), but "
+                              f"{store.path} holds no E1 run of it{why}; run `grip eval run --experiment e1 "
+                              f"--model {endpoint.model}` with the same settings into this store first")
+    return {(r["item_id"], r["question_id"]): r for r in same}
+
+
+def json_text(obj) -> str:
+    import json
+    return json.dumps(obj, sort_keys=True)
+
+
+def plan_e3(items_dir: Path, store, endpoint, sampling, subset: str = "core", domains=None,
+            template: str = "v1") -> Plan:
+    from grip.eval.prompts import E3_CONDITIONS, E3_TEMPLATE_VERSION, challenge_text, closing_instruction, public_item
+    from grip.eval.runner import Turn, keyed_request
+    from grip.eval.scoring import answer_of, score_response
+    first = e1_answers(store, endpoint, sampling, template)
+    stores = load_items(items_dir, domains)
+    requests: list[Request] = []
+    counts: dict[str, int] = {}
+    skipped = {why: 0 for why in E3_SKIPS}
+    for d, rows in stores.items():
+        chosen = select(rows, subset)
+        counts[d] = len(chosen)
+        for row in chosen:
+            path, sha = _image(items_dir / d, row, 0)
+            for q in row["questions"]:
+                if q["position"] not in RUNGS:
+                    continue
+                e1 = first.get((row["id"], q["id"]))
+                if e1 is None:
+                    skipped[E3_SKIPS[2]] += 1
+                    continue
+                tpl = e1.get("template_version") or "v1"   # == template: e1_answers picked that run
+                item = public_item(row, q, path, sha, tpl)
+                if e1["image_sha256"] != sha or e1["request"] != keyed_request(item):
+                    raise ExperimentError(f"{d}/{row['id']} {q['id']}: the stored E1 request (key "
+                                          f"{e1['key'][:12]}) differs from this item store's question and image; "
+                                          f"run E3 against the item store the E1 run used")
+                if e1["status"] != "ok":
+                    skipped[E3_SKIPS[0]] += 1
+                    continue
+                answer = answer_of(row, q, f"{items_dir}/{d}")
+                outcome = score_response(answer, e1["content"], "ok")["outcome"]
+                if outcome not in ("correct", "wrong"):
+                    skipped[E3_SKIPS[1]] += 1
+                    continue
+                value = asserted_value(answer, outcome, e1["key"])
+                closing = closing_instruction(q["text"], q["instruction"], tpl)
+                for c in E3_CONDITIONS:
+                    text = challenge_text(c, None if c == "control" else value, closing)
+                    turn = Turn(reply_key=e1["key"], reply=e1["content"], user=text, template=E3_TEMPLATE_VERSION)
+                    requests.append(Request("e3", c, d, row["id"], q["position"], q["id"], path, sha, row, q,
+                                            (turn,), tpl))
+    return Plan("e3", requests, list(stores), counts, skipped=skipped)
 
 
 # --- strips (for the readability labels) -------------------------------------------------------------------

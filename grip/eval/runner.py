@@ -6,6 +6,11 @@ concurrency (a fixed pool of worker tasks). PNG bytes go out unchanged as data U
 bytes the item store hashed and carry no metadata chunk. Every sampling field is sent explicitly and recorded.
 A failure is a typed record (status "failed", error class, HTTP status, attempts, elapsed), never an answer.
 
+A job may carry earlier turns (`Job.turns`, multi-turn protocols such as E3): the image goes once, in the first user
+turn; each earlier reply of the model goes back verbatim as an assistant message, followed by the next user text.
+Its key covers the whole conversation, each earlier reply by its stored response key (`keyed_request`), so a
+resumed run never mixes conversations.
+
 Error classes: RateLimited (429), RequestTimeout (408), ServerError (5xx), Timeout (no complete reply within the
 attempt's deadline), ConnectionError (refused, reset, dropped, body cut short by the peer), MalformedResponse (a 2xx
 whose body is not a chat completion: not JSON, truncated JSON, no choices), ResponseTooLarge (a body over
@@ -52,7 +57,6 @@ from dataclasses import dataclass, field
 
 from grip import GripError
 from grip.eval.prompts import (
-    TEMPLATE_VERSION,
     BadImage,
     PublicItem,
     build_messages,
@@ -68,11 +72,13 @@ __all__ = [
     "Endpoint",
     "Job",
     "RetryPolicy",
+    "Turn",
     "RunSummary",
     "Sampling",
     "check_base_url",
     "check_limit",
     "job_key",
+    "job_messages",
     "keyed_request",
     "parse_retry_after",
     "random_reply",
@@ -182,10 +188,24 @@ class Endpoint:
 
 
 @dataclass(frozen=True)
+class Turn:
+    """One earlier exchange of a multi-turn job: the model's stored reply to the conversation so far (`reply`, the
+    exact stored content, sent back verbatim as the assistant message; `reply_key`, the response key it is stored
+    under) and the user text that follows it (`user`, made by template `template`)."""
+    reply_key: str
+    reply: str
+    user: str
+    template: str
+
+
+@dataclass(frozen=True)
 class Job:
+    """One request: the public item (its image goes in the first user turn only) and, for a multi-turn job, the
+    earlier turns of the conversation."""
     experiment: str
     condition: str
     item: PublicItem
+    turns: tuple[Turn, ...] = ()
 
 
 @dataclass
@@ -321,18 +341,35 @@ def classify_status(status: int) -> str:
 
 
 # -- requests and keys ----------------------------------------------------------------------------------------------
-def keyed_request(item: PublicItem) -> dict:
-    """The request as keyed and recorded: the messages with the image's sha256 in place of its bytes."""
+def job_messages(item: PublicItem, png: bytes, turns: tuple[Turn, ...] = ()) -> list[dict]:
+    """The messages sent: the first user turn (the image, once, and the question), then per earlier turn the
+    model's stored reply verbatim as the assistant message and the next user text (text only)."""
+    messages = build_messages(item, png)
+    for t in turns:
+        messages.append({"role": "assistant", "content": t.reply})
+        messages.append({"role": "user", "content": [{"type": "text", "text": t.user}]})
+    return messages
+
+
+def keyed_request(item: PublicItem, turns: tuple[Turn, ...] = ()) -> dict:
+    """The request as keyed and recorded: the messages with the image's sha256 in place of its bytes, and each
+    earlier reply by its stored response key (an ok row is never replaced, so the key names the exact content)."""
     messages = build_messages(item, b"")
     for msg in messages:
         for part in msg["content"]:
             if part.get("type") == "image_url":
                 part["image_url"] = {"url": f"sha256:{item.image_sha256}"}
-    return {"template": TEMPLATE_VERSION, "messages": messages}
+    out: dict = {"template": item.template, "messages": messages}
+    if turns:
+        for t in turns:
+            messages.append({"role": "assistant", "response_key": t.reply_key})
+            messages.append({"role": "user", "content": [{"type": "text", "text": t.user}]})
+        out["turn_templates"] = [t.template for t in turns]
+    return out
 
 
 def job_key(job: Job, endpoint: Endpoint, sampling: Sampling) -> str:
-    return request_key(endpoint.model, endpoint.base_url, keyed_request(job.item), sampling.fields(),
+    return request_key(endpoint.model, endpoint.base_url, keyed_request(job.item, job.turns), sampling.fields(),
                        job.experiment, job.condition)
 
 
@@ -621,7 +658,7 @@ async def _run_locked(jobs: list[Job], endpoint: Endpoint, sampling: Sampling, s
                 "base_url": endpoint.base_url, "item_id": item.item_id, "domain": item.domain,
                 "family": item.family, "question_id": item.question_id, "position": item.position,
                 "rung": item.rung, "image_sha256": item.image_sha256, "sampling": sampling_fields,
-                "request": keyed_request(item), "template_version": TEMPLATE_VERSION}
+                "request": keyed_request(item, job.turns), "template_version": item.template}
 
     def internal_failure(key: str, job: Job, exc: BaseException, record: dict | None) -> dict:
         """The typed failure for an exception raised while handling one request or storing its record; keeps
@@ -659,7 +696,7 @@ async def _run_locked(jobs: list[Job], endpoint: Endpoint, sampling: Sampling, s
                     "response_model": RANDOM_MODEL, "usage": {}, "attempts": 1, "http_status": None,
                     "latency_s": time.monotonic() - t0, "elapsed_s": time.monotonic() - t0,
                     "history": [{"status": "ok", "latency_s": time.monotonic() - t0}]}
-        return await attempt_loop(rec, key, build_messages(item, png))
+        return await attempt_loop(rec, key, job_messages(item, png, job.turns))
 
     async def wait_or_stop(seconds: float) -> None:
         """Sleep before a retry; a key that never connected wakes early when the run gives up on the server."""

@@ -238,12 +238,13 @@ def _check_image(key: AnswerKey, domain: str, item: dict, r: dict) -> None:
     """The response must have been made on this item store's image: same item ids with another seed or level would
     otherwise be scored against the wrong answers. A failed request (e.g. BadInput) may carry no image hash."""
     sent = r.get("image_sha256")
+    condition = "sigma0" if r.get("experiment") == "e3" else r["condition"]   # E3 asks on the clean image
     if sent is None:
         if r.get("status") == "ok":
             raise ScoringError(f"{item['id']}: the response records no image sha256, so it cannot be checked "
                                f"against this item store; score against the item store the run used")
         return
-    if sent != key.image_sha256(domain, item, r["condition"]):
+    if sent != key.image_sha256(domain, item, condition):
         raise ScoringError(f"{item['id']}: image sha256 differs from the one the response was made on; score "
                            f"against the item store the run used")
 
@@ -254,6 +255,7 @@ def score_rows(store_rows: Iterable[dict], items_dir: Path) -> list[dict]:
     for r in rows:
         check_response(r)
     key = AnswerKey(items_dir)
+    items_path = str(Path(items_dir).resolve())
     labels = model_labels(rows)
     out = []
     seen: dict[tuple, str] = {}
@@ -275,6 +277,7 @@ def score_rows(store_rows: Iterable[dict], items_dir: Path) -> list[dict]:
         seen[ident] = r["key"]
         rec = {
             "key": r["key"], "experiment": r["experiment"], "condition": r["condition"], "model": label,
+            "items_dir": items_path,
             "model_name": r["model"], "base_url": r.get("base_url"), "sampling": r.get("sampling"),
             "template_version": r.get("template_version"), "response_model": r.get("response_model"),
             "item_id": r["item_id"], "domain": domain, "family": item["family"], "index": item["index"],
@@ -288,10 +291,81 @@ def score_rows(store_rows: Iterable[dict], items_dir: Path) -> list[dict]:
             rec["reason"] = r.get("error_class") or "request failed"
         if "fields" in s:
             rec["fields"] = s["fields"]
+        if r["experiment"] == "e3":   # the first turn this answer follows, by its response key (stats joins on it)
+            rec["first_key"] = _first_key(r)
         out.append(rec)
     out.sort(key=lambda x: (x["experiment"], x["model"], _condition_order(x["condition"]), x["domain"],
                             x["index"], x["position"]))
     return out
+
+
+def select(rows: list[dict], models=(), experiments=(), what: str = "the response store") -> list[dict]:
+    """The rows of the given models and experiments (empty: every one). A model is named by its name at the
+    endpoint or by its report label (`name [setting=value]`, which picks one configuration of a model run with
+    several); a name or experiment that matches no row is a one-line error listing what there is."""
+    rows = list(rows)
+    if experiments:
+        have = sorted({r.get("experiment") for r in rows if isinstance(r.get("experiment"), str)})
+        missing = [x for x in experiments if x not in have]
+        if missing:
+            raise ScoringError(f"{what} holds no {', '.join(missing)} responses (it holds "
+                               f"{', '.join(have) or 'none'})")
+        rows = [r for r in rows if r.get("experiment") in experiments]
+    if models:
+        if rows and "model_name" in rows[0]:   # scored rows: the label is already there
+            name_label = [(r["model_name"], r["model"]) for r in rows]
+        else:
+            labels = model_labels(rows)
+            name_label = [(r["model"], labels[(r["model"], json.dumps(_config(r), sort_keys=True, default=str))])
+                          for r in rows]
+        known = sorted({n for n, _ in name_label} | {lab for _, lab in name_label})
+        missing = [m for m in models if m not in known]
+        if missing:
+            scope = f" for {', '.join(experiments)}" if experiments else ""
+            raise ScoringError(f"{what} holds no responses of model {', '.join(map(repr, missing))}{scope} (it holds "
+                               f"{', '.join(map(repr, known)) or 'none'})")
+        rows = [r for r, (n, lab) in zip(rows, name_label) if n in models or lab in models]
+    return rows
+
+
+def items_dir_of(rows: list[dict], what: str) -> Path:
+    """The one item folder scored rows were scored against (`grip eval report` defaults `--items` to it)."""
+    dirs = {r.get("items_dir") for r in rows}
+    if None in dirs or not all(isinstance(d, str) and d for d in dirs):
+        raise ScoringError(f"{what}: the scored rows do not record their item folder (scored by an older grip); "
+                           f"give --items")
+    if len(dirs) != 1:
+        raise ScoringError(f"{what}: the scored rows come from {len(dirs)} item folders ({', '.join(sorted(dirs))}); "
+                           f"give --items")
+    return Path(dirs.pop())
+
+
+def runs_summary(scored: list[dict]) -> list[dict]:
+    """One entry per model label and experiment: the settings it ran with (prompt template, endpoint, sampling)
+    and how many responses, for the report's record of what was run."""
+    out: dict[tuple, dict] = {}
+    for r in scored:
+        k = (r["model"], r["experiment"])
+        e = out.setdefault(k, {"model": r["model"], "model_name": r.get("model_name", r["model"]),
+                               "experiment": r["experiment"], "template_version": set(), "base_url": set(),
+                               "sampling": set(), "responses": 0})
+        e["responses"] += 1
+        e["template_version"].add(str(r.get("template_version")))
+        e["base_url"].add(str(r.get("base_url")))
+        e["sampling"].add(json.dumps(r.get("sampling"), sort_keys=True))
+    return [{**e, "template_version": ", ".join(sorted(e["template_version"])),
+             "base_url": ", ".join(sorted(e["base_url"])), "sampling": ", ".join(sorted(e["sampling"]))}
+            for _, e in sorted(out.items())]
+
+
+def _first_key(r: dict) -> str:
+    """The response key of the first assistant turn of a stored multi-turn request."""
+    msgs = (r.get("request") or {}).get("messages") if isinstance(r.get("request"), dict) else None
+    for m in msgs if isinstance(msgs, list) else ():
+        if isinstance(m, dict) and m.get("role") == "assistant" and _is_text(m.get("response_key")):
+            return m["response_key"]
+    raise ScoringError(f"stored response {r['key'][:12]}: an E3 request without the first turn's response key; the "
+                       f"response store is corrupt")
 
 
 def score_store(store_path: Path, items_dir: Path, experiment: str | None = None) -> list[dict]:
@@ -351,7 +425,9 @@ def read_scored(path: Path) -> list[dict]:
 @functools.lru_cache(maxsize=1)
 def _conditions() -> dict[str, frozenset[str]]:
     from grip.eval.experiments import E2_SIGMAS, condition_name
-    return {"e1": frozenset({condition_name(0)}), "e2": frozenset(condition_name(s) for s in E2_SIGMAS)}
+    from grip.eval.prompts import E3_CONDITIONS
+    return {"e1": frozenset({condition_name(0)}), "e2": frozenset(condition_name(s) for s in E2_SIGMAS),
+            "e3": frozenset(E3_CONDITIONS)}
 
 
 def _is_scored_row(r) -> bool:

@@ -240,6 +240,36 @@ class ResponseStore:
             raise self._error(e) from None
         return cur.rowcount == 1
 
+    # -- what the last run used ---------------------------------------------------------------------------------
+    def remember_run(self, items_dir: Path | str, readability: Path | str | None = None) -> None:
+        """Record the item folder (absolute) a run used, so that `grip eval score` and `grip eval report` default
+        to it; `readability` (E2's labels file), when given, likewise. Kept in the meta table, one row."""
+        if self.readonly:
+            raise StoreError(f"{self.path}: the response store is open read-only")
+        d = self.run_defaults()
+        d["items"] = str(Path(items_dir).resolve())
+        if readability is not None:
+            d["readability"] = str(Path(readability).resolve())
+        try:
+            self._db.execute("INSERT INTO meta VALUES ('run_defaults', ?) ON CONFLICT(k) DO UPDATE SET v=excluded.v",
+                             (_storable(_canonical(d)),))
+        except sqlite3.Error as e:
+            raise self._error(e) from None
+
+    def run_defaults(self) -> dict:
+        """{"items": folder, "readability": file} as the last `grip eval run` recorded them ({} for a store made
+        before runs were recorded, or a damaged entry)."""
+        try:
+            r = self._db.execute("SELECT v FROM meta WHERE k='run_defaults'").fetchone()
+        except sqlite3.Error as e:
+            raise self._error(e) from None
+        try:
+            d = json.loads(r[0]) if r is not None else {}
+        except (TypeError, ValueError):
+            return {}
+        return {k: v for k, v in d.items() if k in ("items", "readability") and isinstance(v, str) and v} \
+            if isinstance(d, dict) else {}
+
     # -- reading ------------------------------------------------------------------------------------------------
     def completed_keys(self) -> set[str]:
         return {r[0] for r in self._db.execute("SELECT key FROM responses WHERE status='ok'")}
