@@ -133,12 +133,32 @@ def outline_gap(outer: Sequence[Point], inner: Sequence[Point]) -> float:
                                     np.roll(np.asarray(outer, float), -1, axis=0)).min(axis=1)))
 
 
+def outline_clearance(polygons: Sequence[Sequence[Point]]) -> float:
+    """min(`outline_gap`(polygons[i], polygons[j]) for every j >= i + 2), each polygon inside the one before it,
+    measured in one pass (the same values); inf when there is no such pair."""
+    if len(polygons) < 3:
+        return math.inf
+    verts = np.concatenate([np.asarray(p, float) for p in polygons])
+    e0 = np.concatenate([np.asarray(p, float) for p in polygons])
+    e1 = np.concatenate([np.roll(np.asarray(p, float), -1, axis=0) for p in polygons])
+    owner = np.concatenate([[i] * len(p) for i, p in enumerate(polygons)])
+    vi, ei = np.nonzero(owner[:, None] >= owner[None, :] + 2)          # inner vertex, outer side
+    return float(_point_segment_each(verts[vi], e0[ei], e1[ei]).min())
+
+
 def _point_segment(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Distances from points p (k, 2) to segments a-b (s, 2 each): a (k, s) array."""
+    return _point_segment_each(p[:, None, :], a[None, :, :], b[None, :, :])
+
+
+def _point_segment_each(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance from each point p to the segment a-b, arrays (..., 2) broadcast against each other: the same
+    arithmetic, element by element, as `_point_segment` (so the same bits for the same point and segment)."""
     d = b - a
-    w = p[:, None, :] - a[None, :, :]
+    w = p - a
     u = np.clip((w * d).sum(-1) / np.maximum((d * d).sum(-1), 1e-12), 0.0, 1.0)
-    return np.hypot(*(w - u[..., None] * d).transpose(2, 0, 1))
+    r = w - u[..., None] * d
+    return np.hypot(r[..., 0], r[..., 1])
 
 
 def fitted_ticks(polygons: Sequence[Sequence[Point]], divisions: Sequence[int], ticked: Sequence[int],
@@ -148,43 +168,75 @@ def fitted_ticks(polygons: Sequence[Sequence[Point]], divisions: Sequence[int], 
     polygon's outline: (end, end, i). A tick's base on its own side is a half of length 0, so a tick whose base
     lies within `clear` of another outline comes back with length 0. The tick at the fraction contacts[i] marks
     where polygon i+1's corners lie and touches that outline by construction: it is fitted against the others."""
-    base, normal, owner, skip = [], [], [], []
-    for i in ticked:
-        for a, b, f in tick_marks(polygons[i], divisions[i], length):
-            base.append(((a[0] + b[0]) / 2, (a[1] + b[1]) / 2))
-            normal.append(((b[0] - a[0]) / length, (b[1] - a[1]) / length))
-            owner.append(i)
-            skip.append(i + 1 if abs(f - float(contacts[i])) < 1e-9 else -1)
-    if not base:
+    base, normal, owner, skip = _tick_frames(polygons, divisions, ticked, contacts, length)
+    if not len(base):
         return []
-    base, normal = np.array(base, float), np.array(normal, float)
-    owner, skip = np.array(owner), np.array(skip)
     e0 = np.concatenate([np.asarray(p, float) for p in polygons])
     e1 = np.concatenate([np.roll(np.asarray(p, float), -1, axis=0) for p in polygons])
     edge_owner = np.concatenate([[i] * len(p) for i, p in enumerate(polygons)])
     foreign = (edge_owner[None, :] != owner[:, None]) & (edge_owner[None, :] != skip[:, None])
     hs = np.arange(0.0, length / 2 + 1e-9, step)
-    # A tick whose base is farther than length / 2 + clear from every foreign outline keeps both halves whole
-    # (no point of it can come nearer than `clear`): only the others are fitted point by point.
-    near = (np.where(foreign, _point_segment(base, e0, e1), np.inf) < length / 2 + clear + 1.0).any(axis=1)
+    # A foreign side farther than length / 2 + clear from a tick's base cannot come within `clear` of any point
+    # of that tick: a tick with no nearer side keeps both halves whole, and only the near (tick, side) pairs are
+    # measured point by point.
+    close = foreign & (_point_segment(base, e0, e1) < length / 2 + clear + 1.0)
+    near = close.any(axis=1)
     idx = np.flatnonzero(near)
-    out, halves = [], []
+    pair_tick, pair_edge = np.nonzero(close)                       # pair_tick ascending: grouped by tick
+    slot = np.cumsum(near) - 1                                     # tick -> its row among the near ticks
+    halves = []
     for sign in (1.0, -1.0):
         half = np.full(len(base), hs[-1])
         if len(idx):
-            pts = base[idx, None, :] + sign * hs[None, :, None] * normal[idx, None, :]  # (near ticks, hs, 2)
-            d = _point_segment(pts.reshape(-1, 2), e0, e1).reshape(len(idx), len(hs), -1)
-            ok = np.where(foreign[idx, None, :], d, np.inf).min(axis=2) >= clear      # (near ticks, hs)
+            pts = base[pair_tick, None, :] + sign * hs[None, :, None] * normal[pair_tick, None, :]  # (pairs, hs, 2)
+            d = _point_segment_each(pts, e0[pair_edge, None, :], e1[pair_edge, None, :])           # (pairs, hs)
+            bad = np.zeros((len(idx), len(hs)), bool)
+            np.logical_or.at(bad, slot[pair_tick], d < clear)
+            ok = ~bad                                                                                # (near ticks, hs)
             first_bad = np.where(ok.all(axis=1), len(hs), np.argmin(ok, axis=1))
             half[idx] = np.where(first_bad > 0, hs[np.maximum(first_bad - 1, 0)], -1.0)
         halves.append(half)
-    for k in range(len(base)):
-        hi, lo = halves[0][k], halves[1][k]
-        if hi < 0 or lo < 0:                 # the base itself is too close to another outline
-            hi = lo = 0.0
-        out.append(((float(base[k, 0] - lo * normal[k, 0]), float(base[k, 1] - lo * normal[k, 1])),
-                    (float(base[k, 0] + hi * normal[k, 0]), float(base[k, 1] + hi * normal[k, 1])), int(owner[k])))
-    return out
+    hi, lo = halves
+    gone = (hi < 0) | (lo < 0)               # the base itself is too close to another outline
+    hi, lo = np.where(gone, 0.0, hi)[:, None], np.where(gone, 0.0, lo)[:, None]
+    ends0, ends1 = (base - lo * normal).tolist(), (base + hi * normal).tolist()
+    return [(tuple(p), tuple(q), i) for p, q, i in zip(ends0, ends1, owner.tolist())]
+
+
+def _tick_frames(polygons: Sequence[Sequence[Point]], divisions: Sequence[int], ticked: Sequence[int],
+                 contacts: Sequence, length: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For `fitted_ticks`: every tick's base point and unit normal (k, 2 each), its polygon index and the index of
+    the polygon it touches by construction (-1 for none), in the order and with the same float arithmetic as
+    `tick_marks` (each tick's base is the midpoint of its ends, its normal their difference over `length`)."""
+    x0, y0, x1, y1, frac, owner, skip = [], [], [], [], [], [], []
+    ln = []
+    for i in ticked:
+        poly, n = polygons[i], divisions[i]
+        m, c = len(poly), float(contacts[i])
+        for j in range(m):
+            (ax, ay), (bx, by) = poly[j], poly[(j + 1) % m]
+            ln.append(math.hypot(bx - ax, by - ay))
+            for k in range(1, n):
+                x0.append(ax)
+                y0.append(ay)
+                x1.append(bx)
+                y1.append(by)
+                frac.append((k, n))
+                owner.append(i)
+                skip.append(i + 1 if abs(k / n - c) < 1e-9 else -1)
+    if not x0:
+        return np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(0, int), np.zeros(0, int)
+    if 0.0 in ln:
+        raise ZeroDivisionError("float division by zero")            # a side of length 0, as `tick_marks` raises
+    counts = [divisions[i] - 1 for i in ticked for _ in range(len(polygons[i]))]
+    ax, ay, bx, by = (np.array(v, float) for v in (x0, y0, x1, y1))
+    kn = np.array(frac, float)
+    lns = np.repeat(np.array(ln, float), counts)
+    nx, ny = -(by - ay) / lns * length / 2, (bx - ax) / lns * length / 2
+    x, y = ax + (bx - ax) * kn[:, 0] / kn[:, 1], ay + (by - ay) * kn[:, 0] / kn[:, 1]
+    a = np.stack([x - nx, y - ny], axis=1)
+    b = np.stack([x + nx, y + ny], axis=1)
+    return (a + b) / 2, (b - a) / length, np.array(owner), np.array(skip)
 
 
 def tick_stats(ticks: Sequence[tuple[Point, Point, int]]) -> tuple[float, float]:
@@ -196,9 +248,17 @@ def tick_stats(ticks: Sequence[tuple[Point, Point, int]]) -> tuple[float, float]
     a1 = np.array([t[1] for t in ticks], float)
     owner = np.array([t[2] for t in ticks])
     shortest = float(np.hypot(*(a1 - a0).T).min())
-    d = segment_distances(a0, a1, a0, a1)
-    d[owner[:, None] == owner[None, :]] = np.inf
-    return shortest, float(d.min())
+    # Only pairs that can be the nearest are measured exactly: a pair's distance lies between its midpoints'
+    # distance less both half-lengths and its midpoints' distance, so a pair whose lower bound exceeds the
+    # smallest midpoint distance over all pairs cannot be the minimum (1e-6 px covers rounding).
+    mid, half = (a0 + a1) / 2, np.hypot(*(a1 - a0).T) / 2
+    md = np.hypot(mid[:, None, 0] - mid[None, :, 0], mid[:, None, 1] - mid[None, :, 1])
+    other = owner[:, None] != owner[None, :]
+    if not other.any():
+        return shortest, math.inf
+    upper = md[other].min()
+    i, j = np.nonzero(other & (md - half[:, None] - half[None, :] <= upper + 1e-6))
+    return shortest, float(_segment_distances_each(a0[i], a1[i], a0[j], a1[j]).min())
 
 
 def segment_distances(a0: np.ndarray, a1: np.ndarray, b0: np.ndarray, b1: np.ndarray) -> np.ndarray:
@@ -210,6 +270,17 @@ def segment_distances(a0: np.ndarray, a1: np.ndarray, b0: np.ndarray, b1: np.nda
     cross = ((orient(p, q, r) * orient(p, q, s) < 0) & (orient(r, s, p) * orient(r, s, q) < 0))
     ends = np.minimum.reduce([_point_segment(a0, b0, b1), _point_segment(a1, b0, b1),
                               _point_segment(b0, a0, a1).T, _point_segment(b1, a0, a1).T])
+    return np.where(cross, 0.0, ends)
+
+
+def _segment_distances_each(a0: np.ndarray, a1: np.ndarray, b0: np.ndarray, b1: np.ndarray) -> np.ndarray:
+    """Distance between segments a0[k]-a1[k] and b0[k]-b1[k] for each row k (arrays (k, 2)): the same arithmetic,
+    pair by pair, as `segment_distances`."""
+    def orient(p, q, r):
+        return (q[..., 0] - p[..., 0]) * (r[..., 1] - p[..., 1]) - (q[..., 1] - p[..., 1]) * (r[..., 0] - p[..., 0])
+    cross = ((orient(a0, a1, b0) * orient(a0, a1, b1) < 0) & (orient(b0, b1, a0) * orient(b0, b1, a1) < 0))
+    ends = np.minimum.reduce([_point_segment_each(a0, b0, b1), _point_segment_each(a1, b0, b1),
+                              _point_segment_each(b0, a0, a1), _point_segment_each(b1, a0, a1)])
     return np.where(cross, 0.0, ends)
 
 

@@ -223,3 +223,75 @@ def test_vectorised_segment_geometry_matches_the_exact_scalar_one():
     pts[0] = a[3, :2]                                       # on the line
     exact = np.sign([[(s[2] - s[0]) * (p[1] - s[1]) - (s[3] - s[1]) * (p[0] - s[0]) for p in pts] for s in a])
     assert (np.sign(line_offsets(a, pts)) == exact).all() and line_offsets(a, pts)[3, 0] == 0
+
+
+# --- the fast paths give the same values as the plain ones ---------------------------------------------------------
+
+def _compatible_plain(c, segs, pts, level):
+    """`_compatible` written out from `_pairs` over every row, as the sampler first did it."""
+    n, m = len(c), len(segs)
+    miss, along, ang, hit, cpts = li._pairs(c, np.asarray(segs, float))
+    ok = ~((miss < li.NEAR_MISS_PX) | (along < li.END_ALONG_PX) | (ang < li.ANGLE_DEG[level])).any(1)
+    new = np.where(hit[..., None], cpts, np.nan)
+    every = np.concatenate([new, np.broadcast_to(np.asarray(pts, float).reshape(-1, 2), (n, len(pts), 2))], 1)
+    d = np.hypot(*np.moveaxis(new[:, :, None] - every[:, None], -1, 0))
+    d[:, np.arange(m), np.arange(m)] = np.inf
+    return ok & ~(d < li.SPACING_PX[level]).any((1, 2)), cpts
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_compatible_matches_the_pair_rules_row_by_row(level):
+    rng = np.random.default_rng(level)
+    kept = 0
+    for _ in range(30):
+        c = li._candidates(rng, 60, float(rng.uniform(0, 180)), 90.0)
+        segs = [tuple(int(v) for v in r) for r in li._candidates(rng, 8, float(rng.uniform(0, 180)), 90.0)[:3]]
+        pts = [tuple(p) for p in rng.uniform(60, 708, (int(rng.integers(0, 4)), 2))]
+        fine, cpts = li._compatible(c, segs, pts, level)
+        want, wpts = _compatible_plain(c, segs, pts, level)
+        assert (fine == want).all() and np.array_equal(cpts, wpts)
+        kept += int(fine.sum())
+    assert kept > 0                      # the rule lets some candidates through, so both branches ran
+
+
+def test_pair_distances_are_scipys_pdist_bit_for_bit():
+    from scipy.spatial.distance import pdist
+    rng = np.random.default_rng(3)
+    for n in (2, 3, 7, 20):
+        p = rng.uniform(0, 768, (n, 2))
+        assert np.array_equal(li._pair_distances(p), pdist(p))
+
+
+@FEW
+@given(SEEDS, LEVELS)
+def test_label_table_agrees_with_label_ok(seed, level):
+    s = accepted(seed, level)
+    rng = np.random.default_rng(seed)
+    s = replace(s, segments=tuple(tuple(int(v) + int(d) for v, d in zip(seg, rng.integers(-40, 41, 4)))
+                                  for seg in s.segments))   # jostled, so that some letters no longer fit
+    ok, gaps = li._label_table(s)
+    lines = li._lines(s)
+    for k, seg in enumerate(s.segments):
+        for e in (0, 1):
+            assert ok[k, e] == li.label_ok(s, k, li._label_at(seg, e), [], lines)
+            for j in range(k):
+                placed = [li._box(li._label_at(s.segments[j], 1 - e))]
+                assert li._fits_at(ok, gaps, k, e, [2 * j + 1 - e]) == \
+                    li.label_ok(s, k, li._label_at(seg, e), placed, lines)
+
+
+@FEW
+@given(SEEDS, LEVELS)
+def test_remembered_label_fit_is_the_one_worked_out_again(seed, level):
+    s = accepted(seed, level)
+    for ends in ((0,) * len(s.segments), (1,) * len(s.segments), s.label_end):
+        fixed = li._fix_labels(replace(s, label_end=ends))
+        remembered = li.labels_fit(fixed)
+        li._FITS.clear()
+        placed, lines, fits = [], li._lines(fixed), True
+        for k, c in enumerate(li.label_boxes(fixed)):
+            if not li.label_ok(fixed, k, c, placed, lines):
+                fits = False
+                break
+            placed.append(li._box(c))
+        assert remembered == fits == li.labels_fit(fixed)

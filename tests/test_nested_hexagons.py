@@ -243,3 +243,67 @@ def test_minimal_pair_changes_at_most_a_tenth_of_the_canvas(seed):
         arrays.append(c.array())
     changed = (arrays[0] != arrays[1]).any(axis=2).mean()
     assert 0 < changed <= 0.10
+
+
+# --- the one-pass clearance and tick measures against their plain definitions ----------------------------------
+
+def _scenes_for_measures():
+    """Accepted scenes of every level plus crowded ones the sampler would reject (ticks near other outlines)."""
+    out = [accepted(seed, level) for seed, level in ((3, 1), (4, 2), (5, 3), (11, 1), (12, 2))]
+    out += [hand((2, 6, 6, 6, 6, 6), (1, 1, 1, 1, 1, 1)), hand((6, 6, 6, 6), (5, 1, 5, 1)),
+            hand((3, 4, 2, 5, 3, 6, 4, 2), (1, 1, 1, 2, 2, 5, 3, 1), level=2)]
+    return out
+
+
+def test_outline_clearance_is_the_smallest_pairwise_outline_gap():
+    from grip.geometry import outline_clearance, outline_gap
+    for s in _scenes_for_measures():
+        hx = nh.layout(s)
+        gaps = [outline_gap(hx[i], hx[j]) for i in range(len(hx)) for j in range(i + 2, len(hx))]
+        assert outline_clearance(hx) == min(gaps)
+    assert outline_clearance(nh.layout(hand((2,), (1,)))) == math.inf
+
+
+def test_tick_stats_equal_the_all_pairs_minimum():
+    from grip.geometry import segment_distances, tick_stats
+    rng = np.random.default_rng(0)
+    cases = [nh.drawn_ticks(s) for s in _scenes_for_measures()]
+    for _ in range(20):                      # loose random segments, crossings and one-owner sets included
+        a = rng.uniform(0, 60, (25, 2))
+        b = a + rng.normal(0, 8, (25, 2))
+        owners = rng.integers(0, rng.integers(1, 4), 25)
+        cases.append([(tuple(p), tuple(q), int(o)) for p, q, o in zip(a, b, owners)])
+    for ticks in cases:
+        a0 = np.array([t[0] for t in ticks], float)
+        a1 = np.array([t[1] for t in ticks], float)
+        owner = np.array([t[2] for t in ticks])
+        d = segment_distances(a0, a1, a0, a1)
+        d[owner[:, None] == owner[None, :]] = np.inf
+        assert tick_stats(ticks) == (float(np.hypot(*(a1 - a0).T).min()), float(d.min()))
+
+
+def test_fitted_ticks_equal_the_point_by_point_fit():
+    """Each half is the longest step of 0.5 px whose points all keep `clear` from every other outline, measured
+    against every side of every other polygon (no pruning); a base too close gives a tick of length 0."""
+    from grip.geometry import _point_segment, fitted_ticks, tick_marks
+    for s in _scenes_for_measures():
+        polys, ts = nh.layout(s), nh.fractions_t(s)
+        e0 = np.concatenate([np.asarray(p, float) for p in polys])
+        e1 = np.concatenate([np.roll(np.asarray(p, float), -1, axis=0) for p in polys])
+        edge_owner = np.concatenate([[i] * len(p) for i, p in enumerate(polys)])
+        hs = np.arange(0.0, nh.TICK_PX / 2 + 1e-9, 0.5)
+        want = []
+        for i in nh.ticked(s):
+            for a, b, f in tick_marks(polys[i], s.divisions[i], nh.TICK_PX):
+                base = np.array([(a[0] + b[0]) / 2, (a[1] + b[1]) / 2])
+                normal = np.array([(b[0] - a[0]) / nh.TICK_PX, (b[1] - a[1]) / nh.TICK_PX])
+                foreign = (edge_owner != i) & (edge_owner != (i + 1 if abs(f - float(ts[i])) < 1e-9 else -1))
+                halves = []
+                for sign in (1.0, -1.0):
+                    d = _point_segment(base + sign * hs[:, None] * normal, e0, e1)[:, foreign].min(axis=1)
+                    good = np.cumprod(d >= nh.TICK_CLEAR_PX).astype(bool)
+                    halves.append(hs[good.sum() - 1] if good.any() else -1.0)
+                hi, lo = (0.0, 0.0) if min(halves) < 0 else halves
+                want.append((tuple(base - lo * normal), tuple(base + hi * normal), i))
+        got = fitted_ticks(polys, s.divisions, nh.ticked(s), ts, nh.TICK_PX, nh.TICK_CLEAR_PX)
+        assert got == want

@@ -314,3 +314,101 @@ def test_open_question_wording_does_not_depend_on_depth():
     assert one == four
     assert "T2's corners lie on the sides of ABC" in one and "any triangle drawn inside T2" in one
     assert "every triangle that has them" not in one and "Each triangle's corners" not in one
+
+
+# --- fast paths of sampling agree with the plain definitions ----------------------------------------------------
+
+@pytest.mark.parametrize("n1", sorted(set(nt.DIV1) | {4, 5, 9}))
+def test_cells_hold_every_admissible_triple_in_order(n1):
+    # The table is built in integer arithmetic; here it is rebuilt from the definitions in Fractions.
+    want: dict = {}
+    for a, b, c in itertools.product(range(1, n1), repeat=3):
+        p, q, r = F(a, n1), F(b, n1), F(c, n1)
+        x = nt.rho(p, q, r)
+        if abs(p - F(1, 2)) < nt.Q2_GAP or abs(x - F(1, 2)) < nt.RHO_GAP:
+            continue
+        by_cell: dict = {}
+        for num, den in nt.P_EDIT:
+            y = nt.rho(F(num, den), q, r)
+            if F(num, den) != p and abs(y - F(1, 2)) >= nt.RHO_GAP:
+                by_cell.setdefault((p < F(1, 2), x > F(1, 2), y > F(1, 2)), []).append((num, den))
+        for cell, pe in by_cell.items():
+            want.setdefault(cell, []).append(((a, b, c), tuple(pe)))
+    got = nt._cells(n1)
+    assert list(got) == list(want)
+    assert got == {k: tuple(v) for k, v in want.items()}
+
+
+NEAR_SIDE = hand([7, 3, 5], [(5, 2, 2), (2, 2, 2), (2, 4, 1)])     # a vertex 9.6 px from a side, all else kept
+UNREADABLE = hand([6, 3, 6], [(3, 2, 3), (2, 1, 1), (1, 2, 1)])    # a tick spacing of 20 px, all else kept
+
+
+def random_nestings(count: int):
+    """Nestings with free fractions, legible or not, on sampled T1s."""
+    rng = np.random.default_rng(11)
+    out = []
+    while len(out) < count:
+        level = int(rng.integers(1, 4))
+        try:
+            t1 = nt._t1(rng, level)
+        except Reject:
+            continue
+        divs, ticks = [int(rng.choice(nt.DIV1))], []
+        ticks.append(tuple(int(x) for x in rng.integers(1, divs[0], size=3)))
+        for _ in range(int(rng.integers(0, 4))):
+            n = nt.UNTICKED_DEN if level == 3 else int(rng.integers(3, 7))
+            divs.append(n)
+            ticks.append(tuple(int(x) for x in rng.integers(1, n, size=3)))
+        out.append(nt.Scene(level, t1, tuple(divs), tuple(ticks), (1, 8), 48))
+    return out
+
+
+def test_fits_agrees_with_legible():
+    # Hand nestings that break one rule alone: a vertex 9.6 px from a side (every other rule kept), a fraction
+    # 20 px from its neighbour; random nestings for the rest.
+    near_side, unreadable = NEAR_SIDE, UNREADABLE
+    assert nt.guard_px(near_side) < nt.GUARD_PX and nt.vertex_gap_px(near_side) >= nt.VERTEX_GAP_PX
+    assert nt.guard_px(unreadable) >= nt.GUARD_PX
+    assert not nt._fits(near_side) and not nt._fits(unreadable)
+    verdicts = [(nt._fits(s), legible(s)) for s in [near_side, unreadable] + random_nestings(300)]
+    assert all(f == g for f, g in verdicts)
+    assert {g for _, g in verdicts} == {True, False}      # both outcomes exercised
+
+
+def test_fits_after_growing_a_legible_nesting_agrees_with_legible():
+    # The shortcut for a legible nesting with one level appended (its new triangle's inradius and angles checked).
+    verdicts = []
+    for s in [NEAR_SIDE, UNREADABLE] + random_nestings(400):
+        head = replace(s, divisions=s.divisions[:-1], ticks=s.ticks[:-1])
+        last = nt.triangles_px(s)[-1]
+        if (len(s.divisions) > 1 and legible(head) and nt.inradius_px(last) >= nt.INRADIUS_PX
+                and nt.min_angle_deg(last) >= nt.SLIVER_DEG):
+            verdicts.append((nt._fits(s, grown=True), legible(s)))
+    assert verdicts[0] == (False, False)                  # NEAR_SIDE grew from a legible nesting
+    assert all(f == g for f, g in verdicts)
+    assert {g for _, g in verdicts} == {True, False}
+
+
+def test_triangles_built_level_by_level_match_a_direct_build():
+    for s in random_nestings(40):
+        tris = [np.asarray(s.vertices, float)]
+        for i in range(len(s.divisions)):
+            t, f = tris[-1], np.array([float(x) for x in nt.fractions_of(s, i)])[:, None]
+            tris.append(t + f * (t[nt.NEXT] - t))
+        got = nt.triangles_px(s)
+        assert len(got) == len(tris) and all(np.array_equal(a, b) for a, b in zip(got, tris))
+        assert not any(t.flags.writeable for t in got)
+
+
+def test_norm_is_numpys_norm_bit_for_bit():
+    v = np.random.default_rng(3).normal(scale=300.0, size=(7, 5, 2))
+    for axis in (1, 2):
+        assert np.array_equal(nt._norm(v, axis), np.linalg.norm(v, axis=axis))
+
+
+def test_deeper_checks_a_nesting_that_needs_no_further_level():
+    # N = 2 draws no deeper level, so T2 itself must still be checked: a sliver T2 is refused, a roomy one kept.
+    roomy, sliver = hand([8], [(4, 4, 4)]), hand([8], [(1, 1, 7)])
+    assert legible(roomy) and not legible(sliver)
+    assert nt._deeper(np.random.default_rng(0), roomy, 2) == roomy
+    assert nt._deeper(np.random.default_rng(0), sliver, 2) is None

@@ -31,12 +31,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
 import shapely
-from scipy.spatial.distance import pdist
-from shapely.geometry import Point, box
+from shapely.geometry import Point
 
 from grip.answers import Choice, Count, Ordered, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
@@ -100,7 +100,18 @@ def point_at(s, u) -> tuple[float, float]:
 
 def crossings(scene: Scene) -> list[tuple[int, int, Fraction, Fraction]]:
     """Every crossing pair (i < j) with its exact parameters along i and along j."""
-    return [(i, j) + meet(a, b) for (i, a), (j, b) in combinations(enumerate(scene.segments), 2) if cross(a, b)]
+    return list(_crossings(scene))
+
+
+@lru_cache(maxsize=256)
+def _crossings(scene: Scene) -> tuple:
+    # The ladder, its margins and draw's checks ask for the same scene's crossings many times: computed once.
+    out = []
+    for (i, a), (j, b) in combinations(enumerate(scene.segments), 2):
+        p = segment_meet(a, b)
+        if p is not None and 0 < p[0] < p[2] and 0 < p[1] < p[2]:
+            out.append((i, j, Fraction(p[0], p[2]), Fraction(p[1], p[2])))
+    return tuple(out)
 
 
 def degrees(scene: Scene) -> list[int]:
@@ -141,13 +152,26 @@ RULE_MIN = {"near_miss": lambda lv: NEAR_MISS_PX, "end_along": lambda lv: END_AL
 
 def rules(scene: Scene) -> dict[str, float]:
     """The smallest value of every scene-wide legibility rule (a rule with no instance reads as the canvas size)."""
+    return dict(_rules(scene))
+
+
+@lru_cache(maxsize=256)
+def _rules(scene: Scene) -> dict[str, float]:
     segs = np.asarray(scene.segments, float)
     miss, along, ang, hit, pts = _pairs(segs, segs)
     iu = np.triu_indices(len(segs), 1)
     p = pts[iu][hit[iu]]
     return {"near_miss": float(miss[iu].min()), "end_along": float(np.min(along[iu], initial=SIZE)),
             "angle": float(np.min(ang[iu], initial=SIZE)),
-            "spacing": float(np.min(pdist(p), initial=SIZE)) if len(p) > 1 else float(SIZE)}
+            "spacing": float(np.min(_pair_distances(p), initial=SIZE)) if len(p) > 1 else float(SIZE)}
+
+
+def _pair_distances(p: np.ndarray) -> np.ndarray:
+    """Distances between every two rows of p (n, 2), as scipy's euclidean pdist computes them (the square root
+    of dx * dx + dy * dy), without loading scipy.spatial (a good part of a worker's start-up)."""
+    i, j = np.triu_indices(len(p), 1)
+    d = p[i] - p[j]
+    return np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1])
 
 
 def broken_rule(scene: Scene) -> str | None:
@@ -199,10 +223,11 @@ def label_boxes(scene: Scene) -> list[tuple[float, float]]:
 
 
 def _box(c):
-    return box(c[0] - LABEL_HALF_PX, c[1] - LABEL_HALF_PX, c[0] + LABEL_HALF_PX, c[1] + LABEL_HALF_PX)
+    # shapely.box builds the same ring as shapely.geometry.box, without its Python-level Polygon constructor.
+    return shapely.box(c[0] - LABEL_HALF_PX, c[1] - LABEL_HALF_PX, c[0] + LABEL_HALF_PX, c[1] + LABEL_HALF_PX)
 
 
-def label_ok(scene: Scene, k: int, centre, placed, lines) -> bool:
+def label_ok(scene: Scene, k: int, centre, placed, lines, dot=None) -> bool:
     """The letter's box lies in the safe area, `LABEL_CLEAR_PX` from every other segment (and A's dot), apart
     from the letters placed before it, and its own end is plainly the nearest (`LABEL_OWN_PX`)."""
     x, y = centre
@@ -212,35 +237,88 @@ def label_ok(scene: Scene, k: int, centre, placed, lines) -> bool:
     b = _box(centre)
     near = shapely.distance(b, lines) < LABEL_CLEAR_PX + 1.5
     near[k] = False
-    if near.any() or (k != 0 and b.distance(Point(scene.segments[0][:2])) < LABEL_CLEAR_PX + DOT_PX):
+    if near.any() or (k != 0 and shapely.distance(b, Point(scene.segments[0][:2]) if dot is None else dot)
+                      < LABEL_CLEAR_PX + DOT_PX):
         return False
     if any(math.dist(centre, p) < LABEL_OWN_PX for j, s in enumerate(scene.segments) if j != k
            for p in (s[:2], s[2:])):
         return False
-    return not any(b.distance(o) < LABEL_GAP_PX for o in placed)
+    return not (placed and (shapely.distance(b, placed) < LABEL_GAP_PX).any())
 
 
 def _lines(scene: Scene):
     return shapely.linestrings(np.asarray(scene.segments, float).reshape(-1, 2, 2))
 
 
+_FITS: dict = {}            # scene -> labels_fit(scene), filled by _fix_labels and labels_fit
+
+
+def _remember_fit(scene: Scene, fits: bool) -> bool:
+    if len(_FITS) >= 512:
+        _FITS.clear()
+    _FITS[scene] = fits
+    return fits
+
+
+def _label_table(scene: Scene):
+    """`label_ok` for both ends of every segment at once, less the test against placed letters: whether the letter
+    beyond end e of segment k passes (array (k, 2)), and the distances between all those letter boxes (2k, 2k),
+    row and column 2 k + e. The same boxes and the same GEOS distances as `label_ok`, in three calls."""
+    segs = scene.segments
+    n = len(segs)
+    centres = [_label_at(seg, e) for seg in segs for e in (0, 1)]
+    xy = np.asarray(centres, float)
+    boxes = shapely.box(xy[:, 0] - LABEL_HALF_PX, xy[:, 1] - LABEL_HALF_PX, xy[:, 0] + LABEL_HALF_PX,
+                        xy[:, 1] + LABEL_HALF_PX)
+    lo, hi = SAFE_BORDER_PX + 1 + LABEL_HALF_PX, SIZE - SAFE_BORDER_PX - 1 - LABEL_HALF_PX
+    near = shapely.distance(boxes[:, None], _lines(scene)[None, :]) < LABEL_CLEAR_PX + 1.5
+    dot = shapely.distance(boxes, Point(segs[0][:2])) < LABEL_CLEAR_PX + DOT_PX
+    ok = np.zeros((n, 2), bool)
+    for r, (x, y) in enumerate(centres):
+        k = r // 2
+        if not (lo <= x <= hi and lo <= y <= hi):
+            continue
+        if near[r, :k].any() or near[r, k + 1:].any() or (k != 0 and dot[r]):
+            continue
+        if any(math.dist((x, y), p) < LABEL_OWN_PX for j, s in enumerate(segs) if j != k for p in (s[:2], s[2:])):
+            continue
+        ok[k, r % 2] = True
+    return ok, shapely.distance(boxes[:, None], boxes[None, :])
+
+
+def _fits_at(ok, gaps, k: int, e: int, placed: list[int]) -> bool:
+    return bool(ok[k, e]) and not (placed and (gaps[2 * k + e, placed] < LABEL_GAP_PX).any())
+
+
 def labels_fit(scene: Scene) -> bool:
-    placed, lines = [], _lines(scene)
-    for k, c in enumerate(label_boxes(scene)):
-        if not label_ok(scene, k, c, placed, lines):
-            return False
-        placed.append(_box(c))
-    return True
+    fits = _FITS.get(scene)
+    if fits is None:
+        ok, gaps = _label_table(scene)
+        placed, fits = [], True
+        for k, e in enumerate(scene.label_end):
+            if not _fits_at(ok, gaps, k, e, placed):
+                fits = False
+                break
+            placed.append(2 * k + e)
+        _remember_fit(scene, fits)
+    return fits
 
 
 def _fix_labels(s: Scene) -> Scene:
-    """Each letter at its drawn end if it fits there, else at the other end."""
-    placed, ends, lines = [], list(s.label_end), _lines(s)
-    for k, seg in enumerate(s.segments):
-        ends[k] = next((e for e in (ends[k], 1 - ends[k]) if label_ok(s, k, _label_at(seg, e), placed, lines)),
-                       ends[k])
-        placed.append(_box(_label_at(seg, ends[k])))
-    return replace(s, label_end=tuple(ends))
+    """Each letter at its drawn end if it fits there, else at the other end. Whether every letter fits is
+    remembered for `labels_fit` (it walks the same letters in the same order against the same placed boxes)."""
+    ok, gaps = _label_table(s)
+    placed, ends, fits = [], list(s.label_end), True
+    for k in range(len(s.segments)):
+        e = next((e for e in (ends[k], 1 - ends[k]) if _fits_at(ok, gaps, k, e, placed)), None)
+        if e is None:
+            fits = False
+        else:
+            ends[k] = e
+        placed.append(2 * k + ends[k])
+    out = replace(s, label_end=tuple(ends))
+    _remember_fit(out, fits)
+    return out
 
 
 # --- answers -----------------------------------------------------------------------------------------------------
@@ -351,8 +429,9 @@ def _candidates(rng: np.random.Generator, n: int, base: float, spread: float) ->
     directions within `spread` degrees of `base`."""
     L = rng.uniform(MIN_LEN_PX + 2, 560.0, n)
     a = np.radians(base + rng.uniform(-spread, spread, n))
-    hx, hy = np.abs(L / 2 * np.cos(a)), np.abs(L / 2 * np.sin(a))
-    sx, sy = np.sign(np.cos(a)), np.sign(np.sin(a))
+    cos, sin = np.cos(a), np.sin(a)
+    hx, hy = np.abs(L / 2 * cos), np.abs(L / 2 * sin)
+    sx, sy = np.sign(cos), np.sign(sin)
     keep = (2 * hx <= HI - LO) & (2 * hy <= HI - LO)
     hx, hy, sx, sy = hx[keep], hy[keep], sx[keep], sy[keep]
     cx = LO + hx + rng.random(len(hx)) * (HI - LO - 2 * hx)
@@ -360,20 +439,40 @@ def _candidates(rng: np.random.Generator, n: int, base: float, spread: float) ->
     return _long_enough(np.round(np.column_stack([cx - sx * hx, cy - sy * hy, cx + sx * hx, cy + sy * hy])))
 
 
-def _compatible(c: np.ndarray, segs: list, pts: list, level: int):
+def _compatible(c: np.ndarray, segs: list, pts: list, level: int, meets=None):
     """Which candidate rows pass every pair rule with `segs` and keep crossings `SPACING_PX` apart; also each
-    candidate's meeting points (n, len(segs), 2)."""
+    candidate's meeting points (n, len(segs), 2). `meets`: `segment_meets(c, segs)` when already computed.
+    The same values as `_pairs`, element by element; the endpoint distances only for the rows still standing."""
     n, m = len(c), len(segs)
     if m == 0:
         return np.ones(n, bool), np.zeros((n, 0, 2))
-    miss, along, ang, hit, cpts = _pairs(c, np.asarray(segs, float))
-    ok = ~((miss < NEAR_MISS_PX) | (along < END_ALONG_PX) | (ang < ANGLE_DEG[level])).any(1)
-    # Each new crossing against the drawn ones and the candidate's other new ones.
-    new = np.where(hit[..., None], cpts, np.nan)
-    every = np.concatenate([new, np.broadcast_to(np.asarray(pts, float).reshape(-1, 2), (n, len(pts), 2))], 1)
-    d = np.hypot(*np.moveaxis(new[:, :, None] - every[:, None], -1, 0))
+    s = np.asarray(segs, float)
+    nu, nv, den = segment_meets(c, s) if meets is None else meets
+    hit = _hit(nu, nv, den)
+    safe = np.where(den > 0, den, 1.0)
+    u, v = nu / safe, nv / safe
+    (cx, cy), (sx, sy) = (c[:, 2:] - c[:, :2]).T, (s[:, 2:] - s[:, :2]).T
+    px, py = c[:, 0, None] + u * cx[:, None], c[:, 1, None] + u * cy[:, None]
+    on = (den > 0) & (px >= 0) & (py >= 0) & (px <= SIZE) & (py <= SIZE)
+    along = np.minimum(np.minimum(abs(u), abs(1 - u)) * np.hypot(cx, cy)[:, None],
+                       np.minimum(abs(v), abs(1 - v)) * np.hypot(sx, sy)[None])
+    ang = np.degrees(abs(np.arctan2(cy, cx)[:, None] - np.arctan2(sy, sx)[None])) % 180.0
+    bad = (on & (along < END_ALONG_PX)) | (hit & (np.minimum(ang, 180.0 - ang) < ANGLE_DEG[level]))
+    # Each new crossing against the candidate's other new ones and the drawn ones.
+    nx, ny = np.where(hit, px, np.nan), np.where(hit, py, np.nan)
+    d = np.hypot(nx[:, :, None] - nx[:, None, :], ny[:, :, None] - ny[:, None, :])
     d[:, np.arange(m), np.arange(m)] = np.inf
-    return ok & ~(d < SPACING_PX[level]).any((1, 2)), cpts
+    fine = ~bad.any(1) & ~(d < SPACING_PX[level]).any((1, 2))
+    if len(pts):
+        p = np.asarray(pts, float).reshape(-1, 2)
+        fine &= ~(np.hypot(nx[:, :, None] - p[:, 0], ny[:, :, None] - p[:, 1]) < SPACING_PX[level]).any((1, 2))
+    rows = np.flatnonzero(fine)
+    if len(rows):
+        r = c[rows]
+        miss = np.minimum(point_segment_distances(r.reshape(-1, 2), s).reshape(len(r), 2, m).min(1),
+                          point_segment_distances(s.reshape(-1, 2), r).reshape(m, 2, len(r)).min(1).T)
+        fine[rows] = ~(miss < NEAR_MISS_PX).any(1)
+    return fine, np.stack([px, py], -1)
 
 
 def _d_candidates(rng: np.random.Generator, segs: list, q5: int, n_lines: int = 300, per_line: int = 12):
@@ -467,11 +566,11 @@ def _try(rng: np.random.Generator, level: int, k: int, t: dict):
             if idx in (0, hub):
                 c = c[np.hypot(c[:, 2] - c[:, 0], c[:, 3] - c[:, 1]) >= 380.0]
             # The plan and Q5's targets first (cheap, and they keep few candidates), then the pair rules.
-            cmask = _hit(*segment_meets(c, np.asarray(segs, float).reshape(-1, 4)))
-            ok = np.ones(len(c), bool)
-            for j in range(idx):
-                if want[idx, j] >= 0:
-                    ok &= cmask[:, j] == bool(want[idx, j])
+            meets = segment_meets(c, np.asarray(segs, float).reshape(-1, 4))
+            cmask = _hit(*meets)
+            w = want[idx, :idx]
+            bound = w >= 0
+            ok = (cmask[:, bound] == (w[bound] == 1)).all(1)
             if idx == max(b_at, c_at):
                 ok &= cmask[:, min(b_at, c_at)] == q2
             # Every segment but the hub stays below h crossings.
@@ -486,8 +585,11 @@ def _try(rng: np.random.Generator, level: int, k: int, t: dict):
                 o0, o1 = line_offsets([segs[1]], c[:, :2])[0], line_offsets([segs[1]], c[:, 2:])[0]
                 n5 = n5_d + (o0 * o1 < 0)
                 ok &= (np.minimum(abs(o0), abs(o1)) >= LINE_D_PX) & (n5 <= q5) & ((n5 == q5) | (idx < k - 1))
+            if not ok.any():        # nothing left to check: the same empty batch _compatible would find
+                hits = ()
+                continue
             c, cmask = c[ok], cmask[ok]
-            fine, cpts = _compatible(c, segs, pts, level)
+            fine, cpts = _compatible(c, segs, pts, level, tuple(x[ok] for x in meets))
             hits = np.flatnonzero(fine)
             if len(hits):
                 break

@@ -33,9 +33,9 @@ from shapely.geometry import LineString, Point, Polygon
 
 from grip.answers import Choice, Count, Number, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
-from grip.geometry import (corner_triangles, eisenstein_product, eisenstein_turn_class, nest, outline_gap,
-                           fitted_ticks, regular_polygon, regular_ratio_sq, regular_turn_deg, tick_stats,
-                           triangle_inradius)
+from grip.geometry import (corner_triangles, eisenstein, eisenstein_mul, eisenstein_product, eisenstein_turn_class,
+                           fitted_ticks, nest, outline_clearance, regular_polygon, regular_ratio_sq, regular_turn_deg,
+                           tick_stats, triangle_inradius)
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas
 from grip.renderers.style import BLACK, GREY_DARK, LABEL, OKABE_ITO, TEXT, Style
@@ -83,14 +83,25 @@ def side_ratio(ts) -> float:
     return math.sqrt(float(math.prod(regular_ratio_sq(6, t) for t in ts)))
 
 
+@lru_cache(maxsize=None)   # a few dozen fractions per level, asked thousands of times by the sampler
+def _per_fraction(t: Fraction) -> tuple[tuple[int, int], float]:
+    """(Eisenstein integer, turn in degrees) of one fraction."""
+    return eisenstein(t), regular_turn_deg(6, t)
+
+
 def turn_mod60(ts) -> float:
-    """Summed turn modulo 60 degrees, with the exact classes 0 and 30 returned exactly."""
-    cls = eisenstein_turn_class(eisenstein_product(ts))
+    """Summed turn modulo 60 degrees, with the exact classes 0 and 30 returned exactly (the product and the sum
+    taken in the order of `ts`, as `eisenstein_product` and a plain sum do)."""
+    per = [_per_fraction(t) for t in ts]
+    z = (1, 0)
+    for e, _ in per:
+        z = eisenstein_mul(z, e)
+    cls = eisenstein_turn_class(z)
     if cls == "0":
         return 0.0
     if cls == "30":
         return 30.0
-    return sum(regular_turn_deg(6, t) for t in ts) % 60.0
+    return sum(d for _, d in per) % 60.0
 
 
 def parallel_gap_deg(ts) -> float:
@@ -105,9 +116,14 @@ def direction_gap_deg(ts) -> float:
     return min(m, abs(m - 30.0), 60.0 - m)
 
 
-def layout(scene: Scene) -> list[tuple[tuple[float, float], ...]]:
+@lru_cache(maxsize=64)   # every legibility rule, margin and the renderer start from it
+def _layout(scene: Scene) -> tuple[tuple[tuple[float, float], ...], ...]:
     outer = regular_polygon(CENTER, scene.radius_px, 6, scene.rotation_deg)
-    return nest(outer, [float(t) for t in fractions_t(scene)])
+    return tuple(nest(outer, [float(t) for t in fractions_t(scene)]))
+
+
+def layout(scene: Scene) -> list[tuple[tuple[float, float], ...]]:
+    return list(_layout(scene))
 
 
 def ticked(scene: Scene) -> list[int]:
@@ -116,30 +132,35 @@ def ticked(scene: Scene) -> list[int]:
 
 
 def sides_px(scene: Scene) -> list[float]:
-    return [math.dist(h[0], h[1]) for h in layout(scene)]
+    return list(_sides_px(scene))
+
+
+@lru_cache(maxsize=64)
+def _sides_px(scene: Scene) -> tuple[float, ...]:
+    return tuple(math.dist(h[0], h[1]) for h in _layout(scene))
 
 
 def min_inradius_px(scene: Scene) -> float:
-    hx = layout(scene)
+    hx = _layout(scene)
     return min(triangle_inradius(*tri) for i in range(len(hx) - 1) for tri in corner_triangles(hx[i], hx[i + 1]))
 
 
+@lru_cache(maxsize=64)   # asked by the sampler's legibility test and the margins
 def outline_clearance_px(scene: Scene) -> float:
     """How far apart the outlines stay where they do not touch by construction: the smallest corner-triangle
     inradius between consecutive hexagons and the smallest gap between non-consecutive ones (px)."""
-    hx = layout(scene)
-    gaps = [outline_gap(hx[i], hx[j]) for i in range(len(hx)) for j in range(i + 2, len(hx))]
-    return min([min_inradius_px(scene)] + gaps)
+    return min(min_inradius_px(scene), outline_clearance(_layout(scene)))
 
 
 @lru_cache(maxsize=64)   # asked by the sampler's legibility test, the margins and the renderer alike
 def drawn_ticks(scene: Scene) -> tuple:
     """The tick marks as drawn: `TICK_PX` long, each half shortened where it would come within `TICK_CLEAR_PX` of
     another hexagon's outline ((end, end, hexagon index) in px)."""
-    return tuple(fitted_ticks(layout(scene), scene.divisions, ticked(scene), fractions_t(scene), TICK_PX,
+    return tuple(fitted_ticks(_layout(scene), scene.divisions, ticked(scene), fractions_t(scene), TICK_PX,
                               TICK_CLEAR_PX))
 
 
+@lru_cache(maxsize=64)
 def tick_legibility_px(scene: Scene) -> float:
     """The tick rule as one margin against `TICK_CLEAR_PX`: the smallest distance between ticks of different
     hexagons, and the shortest tick's excess over `TICK_MIN_PX` added to the clearance (a tick shorter than
@@ -214,19 +235,29 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     raise Reject("no_scene_for_cell")
 
 
-def build(rng: np.random.Generator, level: int, n_hex: int, q2: str, q4: str, q5: str) -> Scene | None:
-    """One try at a scene with the target answers (None when the draw misses). A parallel innermost comes from
-    the exact list `parallel_sets`; the order is then chosen so that H2's fraction gives the Q5 target."""
-    h, m, values = H_BY_N[n_hex], n_hex - 1, _values(level)
-    vals, rows, ratio, gap, prob = multisets(level, m)
+@lru_cache(maxsize=None)
+def _pool(level: int, n_hex: int, q2: str, q4: str) -> tuple[np.ndarray, np.ndarray, float]:
+    """The multisets (rows of `multisets`) that meet the Q2 and Q4 targets with their margins and hold some
+    fraction other than 1/2, with the running sum of their probabilities and its total (fixed per target)."""
+    h = H_BY_N[n_hex]
+    vals, rows, ratio, gap, prob = multisets(level, n_hex - 1)
     half = vals.index(HALF)
     side = ratio > float(h) + RATIO_GAP + 1e-9 if q4 == LONGER else ratio < float(h) - RATIO_GAP - 1e-9
     turn = gap == 0.0 if q2 == YES else gap >= TURN_GAP_DEG
     pool = np.flatnonzero(side & turn & (rows != half).any(axis=1))
+    w = prob[pool]
+    return pool, np.cumsum(w), w.sum()
+
+
+def build(rng: np.random.Generator, level: int, n_hex: int, q2: str, q4: str, q5: str) -> Scene | None:
+    """One try at a scene with the target answers (None when the draw misses). A parallel innermost comes from
+    the exact list `parallel_sets`; the order is then chosen so that H2's fraction gives the Q5 target."""
+    m, values = n_hex - 1, _values(level)
+    vals, rows, _, _, _ = multisets(level, m)
+    pool, cum, total = _pool(level, n_hex, q2, q4)
     if not len(pool):
         return None
-    w = prob[pool]
-    ts = [vals[i] for i in rows[pool[int(np.searchsorted(np.cumsum(w), rng.random() * w.sum()))]]]
+    ts = [vals[i] for i in rows[pool[int(np.searchsorted(cum, rng.random() * total))]]]
     ts = [ts[i] for i in rng.permutation(m)]
     firsts = [i for i, t in enumerate(ts) if t != HALF and direction_gap_deg([HALF] + ts[:i] + ts[i + 1:])
               >= TURN_GAP_DEG and _direction([HALF] + ts[:i] + ts[i + 1:]) == q5]
@@ -395,7 +426,7 @@ def _h2_label(canvas: Canvas, scene: Scene, hexes) -> None:
     t2 = float(fractions_t(scene)[1])
     h1 = Polygon(hexes[0])
     w, hh = text_size(canvas, "H2", LABEL)
-    best = None
+    spots = []                                # (distance, order, dot, label centre, direction)
     for j in range(6):
         (ax, ay), (bx, by) = hexes[1][j], hexes[1][(j + 1) % 6]
         for u in (0.5, 0.4, 0.6, 0.3, 0.7):
@@ -409,14 +440,16 @@ def _h2_label(canvas: Canvas, scene: Scene, hexes) -> None:
             if min(math.dist(cross, v) for v in hexes[0]) < LEADER_CLEAR_PX:
                 continue
             d = out + 10 + abs(n[0]) * w / 2 + abs(n[1]) * hh / 2
-            c = (p[0] + n[0] * d, p[1] + n[1] * d)
-            b = text_box_px(canvas, "H2", c, LABEL)
-            if (canvas.inside_safe(np.array(b.exterior.coords)) and b.distance(h1) >= 8.0
-                    and not any(b.intersects(o) for o in canvas.labels) and (best is None or d < best[0])):
-                best = (d, p, c, n, b)
-    if best is None:
+            spots.append((d, len(spots), p, (p[0] + n[0] * d, p[1] + n[1] * d), n))
+    # The nearest spot whose label box fits (the first one in the scan order among equals): boxes are tested
+    # nearest first, so most spots never need theirs.
+    for _, _, p, c, n in sorted(spots, key=lambda x: x[:2]):
+        b = text_box_px(canvas, "H2", c, LABEL)
+        if (canvas.inside_safe(np.array(b.exterior.coords)) and b.distance(h1) >= 8.0
+                and not any(b.intersects(o) for o in canvas.labels)):
+            break
+    else:
         raise Reject("label_clash")
-    _, p, c, n, b = best
     r = abs(n[0]) * w / 2 + abs(n[1]) * hh / 2 + 3
     shapes.line(canvas, p, (c[0] - n[0] * r, c[1] - n[1] * r), Style(stroke=GREY_DARK, width_px=1.5))
     shapes.circle(canvas, p, 4.0, Style(stroke=None, fill=GREY_DARK))

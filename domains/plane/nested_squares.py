@@ -35,7 +35,7 @@ from shapely.geometry import Polygon
 
 from grip.answers import Choice, Count, Number, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
-from grip.geometry import (corner_triangles, fitted_ticks, nest, outline_gap, regular_ratio_sq, tick_stats,
+from grip.geometry import (corner_triangles, fitted_ticks, nest, outline_clearance, regular_ratio_sq, tick_stats,
                            triangle_inradius)
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas
@@ -86,12 +86,23 @@ def fractions_t(scene: Scene) -> list[Fraction]:
 
 def area_shares(ts, shaded) -> list[Fraction]:
     """Area of each region (rings, then the centre square) as a fraction of S1's area."""
+    return list(_area_shares(tuple(ts)))
+
+
+@lru_cache(maxsize=256)   # the sampler asks it for every candidate t' of every try, the answers and margins again
+def _area_shares(ts: tuple) -> tuple[Fraction, ...]:
     sizes = [Fraction(1)]
     for t in ts:
-        sizes.append(sizes[-1] * regular_ratio_sq(4, t))
-    return [sizes[i] - sizes[i + 1] for i in range(len(ts))] + [sizes[-1]]
+        sizes.append(sizes[-1] * _ratio_sq(t))
+    return tuple([sizes[i] - sizes[i + 1] for i in range(len(ts))] + [sizes[-1]])
 
 
+@lru_cache(maxsize=None)   # one value per tick fraction: a few dozen in all
+def _ratio_sq(t) -> Fraction:
+    return regular_ratio_sq(4, t)
+
+
+@lru_cache(maxsize=64)
 def shaded_fraction(scene: Scene) -> Fraction:
     return sum((s * w for s, w in zip(scene.shaded, area_shares(fractions_t(scene), scene.shaded))), Fraction(0))
 
@@ -103,17 +114,27 @@ def contact_fraction(scene: Scene) -> Fraction:
 
 def layout(scene: Scene) -> list[tuple[tuple[float, float], ...]]:
     """The N squares in px (y down), each V1..V4 counter-clockwise from its first vertex."""
+    return list(_layout(scene))
+
+
+@lru_cache(maxsize=64)   # every legibility rule, margin and the renderer start from it
+def _layout(scene: Scene) -> tuple[tuple[tuple[float, float], ...], ...]:
     h, (cx, cy) = scene.side_px / 2, CENTER
     outer = ((cx - h, cy - h), (cx - h, cy + h), (cx + h, cy + h), (cx + h, cy - h))
-    return nest(outer, [float(t) for t in fractions_t(scene)])
+    return tuple(nest(outer, [float(t) for t in fractions_t(scene)]))
 
 
 def sides_px(scene: Scene) -> list[float]:
-    return [float(np.hypot(sq[1][0] - sq[0][0], sq[1][1] - sq[0][1])) for sq in layout(scene)]
+    return list(_sides_px(scene))
+
+
+@lru_cache(maxsize=64)
+def _sides_px(scene: Scene) -> tuple[float, ...]:
+    return tuple(float(np.hypot(sq[1][0] - sq[0][0], sq[1][1] - sq[0][1])) for sq in _layout(scene))
 
 
 def min_inradius_px(scene: Scene) -> float:
-    sq = layout(scene)
+    sq = _layout(scene)
     return min(triangle_inradius(*tri) for i in range(len(sq) - 1) for tri in corner_triangles(sq[i], sq[i + 1]))
 
 
@@ -121,12 +142,11 @@ def min_tick_gap_px(scene: Scene) -> float:
     return min(s / n for s, n in zip(sides_px(scene), scene.divisions))
 
 
+@lru_cache(maxsize=64)   # asked by the sampler's legibility test and the margins
 def outline_clearance_px(scene: Scene) -> float:
     """How far apart the outlines stay where they do not touch by construction: the smallest corner-triangle
     inradius between consecutive squares and the smallest gap between non-consecutive ones (px)."""
-    sq = layout(scene)
-    gaps = [outline_gap(sq[i], sq[j]) for i in range(len(sq)) for j in range(i + 2, len(sq))]
-    return min([min_inradius_px(scene)] + gaps)
+    return min(min_inradius_px(scene), outline_clearance(_layout(scene)))
 
 
 @lru_cache(maxsize=64)   # asked by the sampler's legibility test, the margins and the renderer alike
@@ -135,10 +155,11 @@ def drawn_ticks(scene: Scene) -> tuple:
     come within `TICK_CLEAR_PX` of another square's outline ((end, end, square index) in px)."""
     if scene.level == 3:
         return ()
-    return tuple(fitted_ticks(layout(scene), scene.divisions, range(len(scene.divisions)), fractions_t(scene),
+    return tuple(fitted_ticks(_layout(scene), scene.divisions, range(len(scene.divisions)), fractions_t(scene),
                               TICK_PX, TICK_CLEAR_PX))
 
 
+@lru_cache(maxsize=64)
 def tick_legibility_px(scene: Scene) -> float:
     """The tick rule as one margin against `TICK_CLEAR_PX`: the smallest distance between ticks of different
     squares, and the shortest tick's excess over `TICK_MIN_PX` added to the clearance (a tick shorter than

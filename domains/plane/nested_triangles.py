@@ -162,20 +162,33 @@ def enumerated_triangles(scene: Scene) -> int:
 
 # --- pixel geometry (margins and drawing) ----------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=1024)
 def triangles_px(scene: Scene) -> tuple[np.ndarray, ...]:
-    """Vertices of T1..T_N in px (read-only arrays; cached, as margins and drawing all need them)."""
-    tris = [np.asarray(scene.vertices, float)]
-    for i in range(len(scene.divisions)):
-        t, f = tris[-1], np.array([float(x) for x in fractions_of(scene, i)])[:, None]
-        tris.append(t + f * (t[NEXT] - t))
-    for t in tris:
+    """Vertices of T1..T_N in px (read-only arrays; cached, as margins and drawing all need them). Built on the
+    cached triangles of the nesting one level shorter, as sampling grows a nesting one level at a time."""
+    if not scene.divisions:
+        t = np.asarray(scene.vertices, float)
         t.setflags(write=False)
-    return tuple(tris)
+        return (t,)
+    head = triangles_px(replace(scene, divisions=scene.divisions[:-1], ticks=scene.ticks[:-1]))
+    last = _inner(head[-1], scene.divisions[-1], scene.ticks[-1])
+    last.setflags(write=False)
+    return head + (last,)
+
+
+def _inner(t: np.ndarray, n: int, nums: tuple[int, int, int]) -> np.ndarray:
+    """The triangle whose corners lie nums[k] / n of the way along t's sides t[k] -> t[k + 1]."""
+    f = np.array([k / n for k in nums])[:, None]     # == float(Fraction(k, n)): both correctly rounded
+    return t + f * (t[NEXT] - t)
+
+
+def _norm(v: np.ndarray, axis: int) -> np.ndarray:
+    """np.linalg.norm(v, axis=axis) for real arrays, the same operations without its dispatch (hot in sampling)."""
+    return np.sqrt(np.add.reduce(v * v, axis=axis))
 
 
 def _sides(t: np.ndarray) -> np.ndarray:
-    return np.linalg.norm(t - t[NEXT], axis=1)
+    return _norm(t - t[NEXT], 1)
 
 
 def ticked(scene: Scene, i: int) -> bool:
@@ -183,34 +196,62 @@ def ticked(scene: Scene, i: int) -> bool:
     return scene.level < 3 or i == 0
 
 
+@functools.lru_cache(maxsize=None)
+def _off_side(n_tri: int) -> tuple[np.ndarray, np.ndarray]:
+    """(vertex, side) index pairs of guard_px's matrix where the vertex lies on the side (excluded)."""
+    rows, cols = [], []
+    for side, on in enumerate(_side_members(n_tri)):
+        rows += sorted(on)
+        cols += [side] * len(on)
+    return np.array(rows), np.array(cols)
+
+
+@functools.lru_cache(maxsize=None)
+def _next_rows(n_tri: int) -> np.ndarray:
+    """Row indices of every triangle's next corner (t[NEXT] of each) in the stacked vertex array."""
+    return np.array([3 * i + k for i in range(n_tri) for k in NEXT])
+
+
+@functools.lru_cache(maxsize=None)
+def _pairs(n_pts: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(n_pts, 1)
+
+
+@functools.lru_cache(maxsize=1024)
+def _stacked(scene: Scene) -> np.ndarray:
+    """Every drawn vertex, T1's first (read-only)."""
+    pts = np.concatenate(triangles_px(scene))
+    pts.setflags(write=False)
+    return pts
+
+
 def guard_px(scene: Scene) -> float:
     """Smallest distance from a drawn vertex to a drawn side it does not lie on."""
-    tris = triangles_px(scene)
-    pts = np.concatenate(tris)
-    a = np.concatenate([t for t in tris])
-    b = np.concatenate([t[NEXT] for t in tris])
+    n_tri = len(scene.divisions) + 1
+    a = pts = _stacked(scene)
+    b = pts[_next_rows(n_tri)]
     ab, ap = b - a, pts[:, None, :] - a[None]
     t = np.clip((ap * ab).sum(axis=2) / (ab * ab).sum(axis=1), 0.0, 1.0)
-    d = np.linalg.norm(ap - t[:, :, None] * ab[None], axis=2)
-    for side, on in enumerate(_side_members(len(tris))):
-        d[list(on), side] = np.inf
+    d = _norm(ap - t[:, :, None] * ab[None], 2)
+    d[_off_side(n_tri)] = np.inf
     return float(d.min())
 
 
 def vertex_gap_px(scene: Scene) -> float:
-    pts = np.concatenate(triangles_px(scene))
-    d = np.linalg.norm(pts[:, None] - pts[None], axis=2)
-    return float(d[np.triu_indices(len(pts), 1)].min())
+    pts = _stacked(scene)
+    d = _norm(pts[:, None] - pts[None], 2)
+    return float(d[_pairs(len(pts))].min())
 
 
-def inradius_px(t: np.ndarray) -> float:
+def inradius_px(t: np.ndarray, sides: np.ndarray | None = None) -> float:
+    """`sides`: _sides(t) where the caller has it already."""
     (x0, y0), (x1, y1), (x2, y2) = t
-    return abs((x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0)) / float(_sides(t).sum())
+    return abs((x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0)) / float((_sides(t) if sides is None else sides).sum())
 
 
 def min_angle_deg(t: np.ndarray) -> float:
     a, b = t[NEXT] - t, t[[2, 0, 1]] - t
-    cos = (a * b).sum(axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    cos = (a * b).sum(axis=1) / _norm(a, 1) / _norm(b, 1)
     return float(np.degrees(np.arccos(np.clip(cos, -1.0, 1.0))).min())
 
 
@@ -322,17 +363,21 @@ def rephrase_q4(scene: Scene) -> Question:
 @functools.lru_cache(maxsize=None)
 def _cells(n1: int) -> dict[tuple[bool, bool, bool], tuple]:
     """(Q2 = A, Q4 = T2, Q5 = T2) -> every level-1 tick triple with its admissible p', all margins kept."""
+    # Exact integer forms of rho and the margins: rho(p, q, r) = x / n1^2 and rho(num/den, q, r) = y / (den n1^2),
+    # so |rho - 1/2| >= g  <=>  |2 rho_num - D| * g.den >= 2 g.num * D with D the denominator, and likewise for p.
     out: dict = {}
+    n = n1
+    gn, gd = RHO_GAP.numerator, RHO_GAP.denominator
+    hn, hd = Q2_GAP.numerator, Q2_GAP.denominator
     for a, b, c in itertools.product(range(1, n1), repeat=3):
-        p, q, r = Fraction(a, n1), Fraction(b, n1), Fraction(c, n1)
-        x = rho(p, q, r)
-        if abs(p - HALF) < Q2_GAP or abs(x - HALF) < RHO_GAP:
+        x2 = 2 * ((n - b) * (n - c) - a * (n - b - c))
+        if abs(2 * a - n) * hd < 2 * hn * n or abs(x2 - n * n) * gd < 2 * gn * n * n:
             continue
         by_cell: dict = {}
         for num, den in P_EDIT:
-            y = rho(Fraction(num, den), q, r)
-            if Fraction(num, den) != p and abs(y - HALF) >= RHO_GAP:
-                by_cell.setdefault((p < HALF, x > HALF, y > HALF), []).append((num, den))
+            y2, dd = 2 * (den * (n - b) * (n - c) - num * n * (n - b - c)), den * n * n
+            if num * n != a * den and abs(y2 - dd) * gd >= 2 * gn * dd:
+                by_cell.setdefault((2 * a < n, x2 > n * n, y2 > dd), []).append((num, den))
         for cell, pe in by_cell.items():
             out.setdefault(cell, []).append(((a, b, c), tuple(pe)))
     return {k: tuple(v) for k, v in out.items()}
@@ -386,6 +431,23 @@ def _legible(scene: Scene) -> None:
         raise Reject("sliver")
 
 
+def _fits(scene: Scene, grown: bool = False) -> bool:
+    """Whether _legible passes, with the checks that fail most often during sampling (and cost least) first.
+    grown: the scene is a nesting that passed _fits with one level appended whose triangle's inradius and angles
+    were checked already; the smallest angle and reading of the older levels cannot change, so only the new level's
+    reading and the checks over all vertices remain."""
+    if grown:
+        return (reading_px(scene, len(scene.divisions) - 1) >= DEEP_READ_PX
+                and vertex_gap_px(scene) >= VERTEX_GAP_PX
+                and guard_px(scene) >= GUARD_PX)
+    tris = triangles_px(scene)
+    return (inradius_px(tris[-1]) >= INRADIUS_PX
+            and min(min_angle_deg(t) for t in tris[1:]) >= SLIVER_DEG
+            and min(reading_px(scene, i) for i in range(len(scene.divisions))) >= DEEP_READ_PX
+            and vertex_gap_px(scene) >= VERTEX_GAP_PX
+            and guard_px(scene) >= GUARD_PX)
+
+
 def sample(rng: np.random.Generator, level: int) -> Scene:
     """Target first: n_1 uniform, then (Q2, Q4, Q5) uniform over its 8 cells, then a tick triple and p' of that
     cell; deeper fractions are drawn freely."""
@@ -411,33 +473,37 @@ def _deeper(rng: np.random.Generator, scene: Scene, n_tri: int) -> Scene | None:
     the nesting so far keeps every legibility rule and, when more levels follow, its innermost triangle's sides are
     long enough for the next level's fractions (3 * DEEP_READ_PX: three tick gaps, or a third of a side). Both are
     necessary for the full nesting, so this only skips draws that would fail anyway. None when a level never fits."""
+    checked = False
     while triangle_count(scene) < n_tri:
+        last = triangles_px(scene)[-1]
+        if scene.level != 3:
+            top = min(DEEP_MAX[scene.level], int(_sides(last).min() // DEEP_READ_PX))
+            if top < 3:
+                return None
         for _ in range(LEVEL_TRIES):
-            last = triangles_px(scene)[-1]
             if scene.level == 3:
                 n, nums = UNTICKED_DEN, tuple(int(x) for x in rng.choice(UNTICKED_NUM, size=3))
             else:
-                top = min(DEEP_MAX[scene.level], int(_sides(last).min() // DEEP_READ_PX))
-                if top < 3:
-                    return None
                 n = int(rng.integers(3, top + 1))
                 nums = tuple(int(x) for x in rng.integers(1, n, size=3))
-            cand = replace(scene, divisions=scene.divisions + (n,), ticks=scene.ticks + (nums,))
-            try:
-                _legible(cand)
-            except Reject:
+            # Any test failing redraws the level, so those on the new triangle alone (cheap, and the ones that
+            # fail most often) go first; _fits then checks the whole nesting.
+            new = _inner(last, n, nums)
+            sides = _sides(new)
+            if triangle_count(scene) + 1 < n_tri and sides.min() < 3 * DEEP_READ_PX:
                 continue
-            if triangle_count(cand) < n_tri and _sides(triangles_px(cand)[-1]).min() < 3 * DEEP_READ_PX:
+            if inradius_px(new, sides) < INRADIUS_PX or min_angle_deg(new) < SLIVER_DEG:
+                continue
+            cand = replace(scene, divisions=scene.divisions + (n,), ticks=scene.ticks + (nums,))
+            if not _fits(cand, grown=checked):
                 continue
             scene = cand
             break
         else:
             return None
-    try:
-        _legible(scene)
-    except Reject:
-        return None
-    return scene
+        checked = True
+    # A nesting that grew has just passed _fits; one drawn whole with T2 still needs the check.
+    return scene if checked or _fits(scene) else None
 
 
 # --- minimal pair -----------------------------------------------------------------------------------------------
