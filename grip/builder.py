@@ -323,6 +323,14 @@ def _stop_pool(ex: ProcessPoolExecutor) -> None:
         p.kill()
     for p in procs:
         p.join(timeout=10)
+    # Before 3.14 the pool's manager thread notices the dead workers and closes its wake-up pipe, and the module's
+    # exit hook may then write to that closed pipe ("Exception ignored ... Bad file descriptor" after our one-line
+    # error): let the thread finish and take its pipe off the hook's list.
+    import concurrent.futures.process as cfp
+    manager = getattr(ex, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(timeout=10)
+        getattr(cfp, "_threads_wakeups", {}).pop(manager, None)
 
 
 def _pool_map(fn, items, count: int, workers: int, chunk: int, lock_fd: int | None = None):
