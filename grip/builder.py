@@ -325,11 +325,10 @@ def _stop_pool(ex: ProcessPoolExecutor) -> None:
         p.join(timeout=10)
     # Before 3.14 the pool's manager thread notices the dead workers and closes its wake-up pipe, and the module's
     # exit hook may then write to that closed pipe ("Exception ignored ... Bad file descriptor" after our one-line
-    # error): let the thread finish and take its pipe off the hook's list.
+    # error): take the pipe off the hook's list (the thread still ends on its own and is joined at exit).
     import concurrent.futures.process as cfp
     manager = getattr(ex, "_executor_manager_thread", None)
     if manager is not None:
-        manager.join(timeout=10)
         getattr(cfp, "_threads_wakeups", {}).pop(manager, None)
 
 
