@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grip import GripError, __version__
-from grip.manifest import StoreError, check_output_file, grain_rel, load_store, row_version, sha256_bytes
+from grip.manifest import (StoreError, check_output_file, grain_rel, load_store, output_lstat, row_version,
+                           sha256_bytes)
 
 SPLIT = "test"
 GRAIN_SPLIT = "test_grain"
@@ -441,15 +442,10 @@ def check_target_folder(path: Path, what: str, kind: str) -> bool:
     an earlier grip {kind} (a real folder holding a grip-export.json); a symbolic link is never followed nor
     replaced, and a file, device or fifo is never replaced by a folder. True when the folder exists."""
     path = Path(path)
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
+    st = output_lstat(path, what, HubError, "give the folder itself or a new path (a link is never followed or "
+                                            "replaced)")
+    if st is None:
         return False
-    except OSError as e:
-        raise HubError(f"{what} {path}: {e.strerror or e}") from None
-    if stat.S_ISLNK(st.st_mode):
-        raise HubError(f"{what} {path} is a symbolic link; give the folder itself or a new path (a link is never "
-                       f"followed or replaced)")
     if not stat.S_ISDIR(st.st_mode):
         raise HubError(f"{what} {path} exists and is not a folder; choose an empty or new folder")
     try:

@@ -63,6 +63,20 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def output_lstat(path: Path, what: str, error: type = GripError, link_hint: str = "give a regular file or a new path"):
+    """lstat of a path grip is about to write (None when it does not exist yet); a symbolic link is refused, never
+    followed or replaced, and an unreadable path is one line of `error`."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise error(f"{what} {path}: {e.strerror or e}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise error(f"{what} {path} is a symbolic link; {link_hint}")
+    return st
+
+
 def check_output_file(path, what: str = "--out") -> Path:
     """An output file path must be a new path or an existing regular file: the rename that writes it would replace a
     symlink, a device node, a fifo or a socket with a regular file (and a folder cannot be written at all). Every
@@ -70,14 +84,9 @@ def check_output_file(path, what: str = "--out") -> Path:
     if path is None or str(path).strip() == "":
         raise GripError(f"{what} is empty; give a file path")
     path = Path(path)
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
+    st = output_lstat(path, what)
+    if st is None:
         return path
-    except OSError as e:
-        raise GripError(f"{what} {path}: {e.strerror or e}") from None
-    if stat.S_ISLNK(st.st_mode):
-        raise GripError(f"{what} {path} is a symbolic link; give a regular file or a new path")
     if stat.S_ISDIR(st.st_mode):
         raise GripError(f"{what} {path} is a folder; give a file path")
     if not stat.S_ISREG(st.st_mode):

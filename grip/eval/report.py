@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import stat
 from pathlib import Path
 
@@ -20,18 +19,13 @@ def check_report_dir(out, what: str = "--out") -> Path:
     report writes there may be anything but a regular file or a new path (see `grip.manifest.check_output_file`).
     Checked before any work, so a bad `--out` is a one-line error at once."""
     from grip import GripError
-    from grip.manifest import check_output_file
+    from grip.manifest import check_output_file, output_lstat
     if out is None or str(out).strip() == "":
         raise GripError(f"{what} is empty; give a folder path")
     out = Path(out)
-    try:
-        st = os.lstat(out)
-    except FileNotFoundError:
+    st = output_lstat(out, what, link_hint="give a folder or a new path")
+    if st is None:
         return out
-    except OSError as e:
-        raise GripError(f"{what} {out}: {e.strerror or e}") from None
-    if stat.S_ISLNK(st.st_mode):
-        raise GripError(f"{what} {out} is a symbolic link; give a folder or a new path")
     if not stat.S_ISDIR(st.st_mode):
         raise GripError(f"{what} {out} is not a folder; the report is a folder (report.md, stats.json, figures)")
     for name in OUTPUTS:
