@@ -1,0 +1,1 @@
+"""The Projective family: patterns behind occluders and shadows cast by a light."""

@@ -1,0 +1,1 @@
+"""The Topological family: surfaces from glued squares, route graphs and paths on hex grids."""

@@ -1,0 +1,1 @@
+"""The Transformational family: rotations, reflections, folds and combinations of plane figures."""
