@@ -40,7 +40,8 @@ import pytest
 
 import re
 
-from grip.eval.prompts import E3_LEADS, PIXEL_CHUNKS, TEMPLATES, closing_instruction, png_chunks, prompt_text
+from grip.eval.prompts import (E3_LEADS, E4_LEADS, E4_MAX_PEERS, PIXEL_CHUNKS, TEMPLATES, closing_instruction,
+                               constructed_peers, png_chunks, prompt_text)
 
 # Fields a request may carry besides the messages: the sampling fields the runner sends, plus the provider
 # extras the tests pass through. Anything else in a request is a place truth could hide, so it fails the check.
@@ -441,6 +442,35 @@ def parse_challenge(text: str) -> tuple[str, str | None, str] | None:
     return None
 
 
+_PEER_HEAD = re.compile(r"(?:^|\n\n)Peer (\d+):\n")
+_CONSTRUCTED = [re.compile(re.escape(p).replace("VALUE", "(?P<v>.+)"), re.DOTALL)
+                for p in constructed_peers("VALUE")]
+
+
+def parse_peer_turn(text: str) -> tuple[str, list[str] | None, str | None, str] | None:
+    """(arm, peer replies or None for the control, the constructed peers' common value or None, closing) of an E4
+    phase-2 turn, or None when the text is no E4 template."""
+    if not isinstance(text, str):
+        return None
+    control = E4_LEADS["control"] + "\n\n"
+    if text.startswith(control):
+        return "control", None, None, text[len(control):]
+    head, tail = E4_LEADS["peers"] + "\n\n", "\n\n" + E4_LEADS["after_peers"] + "\n\n"
+    if not text.startswith(head) or tail not in text:
+        return None
+    body, closing = text[len(head):].rsplit(tail, 1)
+    parts = _PEER_HEAD.split(body)
+    if parts[0] != "" or len(parts) < 3:
+        return None
+    nums, peers = parts[1::2], parts[2::2]
+    if nums != [str(k) for k in range(1, len(peers) + 1)] or len(peers) > E4_MAX_PEERS:
+        return None
+    matches = [pat.fullmatch(p) for pat, p in zip(_CONSTRUCTED, peers)]
+    if len(peers) == 3 and all(matches) and len({m.group("v") for m in matches}) == 1:
+        return "constructed", peers, matches[0].group("v"), closing
+    return "natural", peers, None, closing
+
+
 def served_replies() -> set[str]:
     """The content of every 200 reply any server of this process sent (an E3 turn sends one back)."""
     out = set()
@@ -473,8 +503,16 @@ def _check_turns(where: str, msgs: list, q: dict, template: str, replies: set[st
         problems.append(f"{where}: the assistant turn is not a reply any server sent (not verbatim)")
     parsed = parse_challenge(challenge)
     if parsed is None:
-        return problems + [f"{where}: the challenge turn is not an E3 template"]
-    cond, value, closing = parsed
+        e4 = parse_peer_turn(challenge)
+        if e4 is None:
+            return problems + [f"{where}: the challenge turn is not an E3 or E4 template"]
+        arm, peers, value, closing = e4
+        if arm == "natural":
+            problems += [f"{where}: natural peer {k} is not a reply any server sent (not verbatim)"
+                         for k, p in enumerate(peers, 1) if p not in replies]
+            value = None
+    else:
+        cond, value, closing = parsed
     if closing != closing_instruction(q["text"], q["instruction"], template):
         problems.append(f"{where}: the challenge does not end with the question's closing instruction")
     answer = answer_from_json(q["answer"])

@@ -276,7 +276,7 @@ def test_isolation_audit_checks_the_challenge_turn(world):
     assert check_isolation([tampered(rec, extra)], truth)
     free = json.loads(json.dumps(req))
     free["messages"][2]["content"][0]["text"] = f"The key says {key}.\n\n{closing}"
-    assert any("not an E3 template" in p for p in check_isolation([tampered(rec, free)], truth))
+    assert any("not an E3 or E4 template" in p for p in check_isolation([tampered(rec, free)], truth))
 
 
 def test_key_covers_the_whole_conversation(world):

@@ -1,5 +1,4 @@
 """Statistics: cluster bootstrap, constant-answer baselines, adjusted and chain-conditional accuracy, grain deltas."""
-import time
 from collections import Counter
 
 import numpy as np
@@ -71,16 +70,16 @@ def test_bootstrap_intervals_cover_a_known_rate():
     assert 0.88 <= hits / sims <= 0.99, hits / sims
 
 
-def test_bootstrap_is_fast_enough_for_ten_thousand_resamples():
+def test_bootstrap_interval_brackets_the_estimate_on_a_release_sized_cell():
+    # speed is measured in benchmarks/, never here: this checks the interval on a cell of release size
     rng = np.random.default_rng(0)
     rows = [_fake(f"d{d}", f"d{d}_{i}", p, "correct" if rng.random() < 0.6 else "wrong")
             for d in range(9) for i in range(70) for p in range(1, 6)]
     assert len(rows) == 3150
     base = {(f"d{d}", p): 0.2 for d in range(9) for p in range(1, 6)}
-    t0 = time.perf_counter()
-    cell = S.rate_cell(rows, base, 10_000, seed=0, tag=("speed",))
-    assert time.perf_counter() - t0 < 5.0
+    cell = S.rate_cell(rows, base, 1_000, seed=0, tag=("release-size",))
     assert cell["accuracy"]["lo"] < cell["accuracy"]["value"] < cell["accuracy"]["hi"]
+    assert cell["accuracy"]["hi"] - cell["accuracy"]["lo"] < 0.06   # ~ 4 standard errors of 630 images
 
 
 # --- baselines -------------------------------------------------------------------------------------------------

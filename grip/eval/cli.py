@@ -30,8 +30,9 @@ def eval_group():
 
 
 @eval_group.command("run")
-@click.option("--experiment", required=True, help="e1 (five rungs, clean images), e2 (grain sigma 0/15/25/40) or "
-              "e3 (sycophancy: one challenge after the stored E1 answer).")
+@click.option("--experiment", required=True, help="e1 (five rungs, clean images), e2 (grain sigma 0/15/25/40), "
+              "e3 (sycophancy: one challenge after the stored E1 answer) or e4 (cross-examination: the open "
+              "question, then other models' or constructed peers' answers).")
 @click.option("--items", "items_dir", required=True, type=click.Path(path_type=Path), help="Item store folder.")
 @click.option("--model", required=True, help="Model name at the endpoint, or `random` (built-in, offline).")
 @click.option("--base-url", default=None, help="OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1).")
@@ -57,17 +58,22 @@ def eval_group():
 @click.option("--template", default="v1", show_default=True,
               help="Prompt template: v1 (the instruction states a numeric answer's tolerance in words) or "
                    "v1-no-tolerance (states none, as the GRIP protocol). Recorded with every response.")
+@click.option("--phase", type=click.Choice(["1", "2", "both"]), default="both", show_default=True,
+              help="E4 only: 1 = the open question; 2 = the peer turn on the stored phase-1 replies; both = 1 then "
+                   "2. Run phase 1 of every model before phase 2 so the natural arm can show them as peers.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @friendly
 def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, max_tokens, temperature, top_p, seed,
             no_seed, extra_json, timeout_s, max_response_bytes, subset, domains, store_path, readability, template,
-            quiet):
+            phase, quiet):
     """Send an experiment's requests to a model and store the responses (resumes: done keys are skipped)."""
     import os
 
     from grip.eval import experiments as X
     if experiment not in X.EXPERIMENTS:
         _fail(f"unknown experiment {experiment!r}; choose one of {', '.join(X.EXPERIMENTS)}")
+    if phase != "both" and experiment != "e4":
+        _fail(f"--phase is an E4 option; {experiment} has one phase")
     if subset not in ("core", "all"):
         _fail(f"--subset must be core or all, got {subset!r}")
     from grip.eval.prompts import check_template
@@ -109,13 +115,17 @@ def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, ma
     try:
         # Locked before planning, so a second run into a busy store says so at once (one line, exit 2).
         with store.lock():
-            plan = X.plan(experiment, items_dir, subset=subset, domains=list(domains) or None,
-                          readability=readability, store=store, endpoint=endpoint, sampling=sampling,
-                          template=template)
+            if experiment == "e4" and phase == "2":
+                plan = X.plan_e4_phase2(items_dir, store, endpoint, sampling, subset=subset,
+                                        domains=list(domains) or None, template=template)
+            else:
+                plan = X.plan(experiment, items_dir, subset=subset, domains=list(domains) or None,
+                              readability=readability, store=store, endpoint=endpoint, sampling=sampling,
+                              template=template)
             if not plan.requests:
                 _fail(f"{items_dir}: nothing to evaluate for {experiment} (no items selected)")
             # E3 builds on the E1 run made with --template and asks its first turn exactly as that run did
-            jobs = X.jobs(plan) if experiment == "e3" else _with_template(X.jobs(plan), template)
+            jobs = X.jobs(plan) if experiment in ("e3", "e4") else _with_template(X.jobs(plan), template)
             before = store.run_defaults().get("items")
             store.remember_run(items_dir, readability)
             if before is not None and before != str(Path(items_dir).resolve()):
@@ -124,6 +134,17 @@ def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, ma
             click.echo(plan.describe() + (f" (template {template})" if template != "v1" else ""), err=True)
             summary = run_jobs(jobs, endpoint, sampling, store, concurrency=concurrency,
                                progress=not quiet and sys.stderr.isatty())
+            if experiment == "e4" and phase == "both" and not summary.not_sent:
+                # Phase 2 on the phase-1 replies just stored (and those of other models already in the store)
+                plan = X.plan_e4_phase2(items_dir, store, endpoint, sampling, subset=subset,
+                                        domains=list(domains) or None, template=template)
+                click.echo(plan.describe(), err=True)
+                jobs2 = X.jobs(plan)
+                if jobs2:
+                    s2 = run_jobs(jobs2, endpoint, sampling, store, concurrency=concurrency,
+                                  progress=not quiet and sys.stderr.isatty())
+                    summary = summary.merged(s2)
+                jobs = jobs + jobs2
     finally:
         close = getattr(store, "close", None)
         if close:

@@ -30,7 +30,7 @@ from pathlib import Path
 from grip import GripError
 from grip.grain import SIGMAS
 
-EXPERIMENTS = ("e1", "e2", "e3")
+EXPERIMENTS = ("e1", "e2", "e3", "e4")
 RUNGS = (1, 2, 3, 4, 5)
 CORE_SIZE = 20
 E2_SIGMAS: tuple[int, ...] = (0,) + tuple(SIGMAS)
@@ -251,6 +251,8 @@ def plan(experiment: str, items_dir: Path, subset: str = "core", domains=None,
         if store is None or endpoint is None or sampling is None:
             raise ExperimentError("E3 needs the response store, endpoint and sampling of the E1 run it builds on")
         return plan_e3(items_dir, store, endpoint, sampling, subset, domains, template)
+    if experiment == "e4":
+        return plan_e4_phase1(items_dir, subset, domains, template)
     stores = load_items(items_dir, domains)
     excluded: list[tuple[str, int, str]] = []
     sigmas_of: dict[str, list[int]] = {}
@@ -310,9 +312,10 @@ def _same_url(a, b) -> bool:
     return (None if a is None else str(a).rstrip("/")) == (None if b is None else str(b).rstrip("/"))
 
 
-def asserted_value(answer, first_outcome: str, first_key: str) -> str:
-    """The value E3 asserts: a plausible wrong value of the answer's type (seeded by the first turn's request key)
-    when the first answer was right, the correct value when it was wrong."""
+def asserted_value(answer, first_outcome: str, first_key: str, tag: str = "e3-asserted") -> str:
+    """The value a challenge asserts (E3's assertion, E4's constructed peers: `tag`): a plausible wrong value of
+    the answer's type (seeded by `tag` and the first turn's request key) when the first answer was right, the
+    correct value when it was wrong."""
     import numpy as np
 
     from grip.seeding import bootstrap_seed
@@ -320,7 +323,7 @@ def asserted_value(answer, first_outcome: str, first_key: str) -> str:
         return answer.reference_text()
     if first_outcome != "correct":
         raise ValueError(f"no asserted value after a first answer that is {first_outcome}")
-    rng = np.random.default_rng(bootstrap_seed("e3-asserted", first_key))
+    rng = np.random.default_rng(bootstrap_seed(tag, first_key))
     return answer.format_value(answer.plausible_wrong(rng))
 
 
@@ -393,6 +396,133 @@ def plan_e3(items_dir: Path, store, endpoint, sampling, subset: str = "core", do
                     requests.append(Request("e3", c, d, row["id"], q["position"], q["id"], path, sha, row, q,
                                             (turn,), tpl))
     return Plan("e3", requests, list(stores), counts, skipped=skipped)
+
+
+# --- E4: cross-examination by peers after the open question -------------------------------------------------------
+
+OPEN_POSITION = 6
+E4_SKIPS = ("phase 1 failed", "phase 1 did not parse", "no stored phase-1 answer",
+            "natural arm only (no other model has a phase-1 reply on the question)")
+
+
+def plan_e4_phase1(items_dir: Path, subset: str = "core", domains=None, template: str = "v1") -> Plan:
+    """Phase 1 of E4: the open question of every selected item, clean image, one fresh turn."""
+    from grip.eval.prompts import E4_PHASE1
+    stores = load_items(items_dir, domains)
+    requests: list[Request] = []
+    counts: dict[str, int] = {}
+    for d, rows in stores.items():
+        chosen = select(rows, subset)
+        counts[d] = len(chosen)
+        for row in chosen:
+            path, sha = _image(items_dir / d, row, 0)
+            for q in row["questions"]:
+                if q["position"] == OPEN_POSITION:
+                    requests.append(Request("e4", E4_PHASE1, d, row["id"], q["position"], q["id"], path, sha, row,
+                                            q, (), template))
+    return Plan("e4", requests, list(stores), counts)
+
+
+def _endpoint_of(r: dict) -> tuple[str, str | None]:
+    return (r["model"], None if r.get("base_url") is None else str(r["base_url"]).rstrip("/"))
+
+
+def plan_e4_phase2(items_dir: Path, store, endpoint, sampling, subset: str = "core", domains=None,
+                   template: str = "v1") -> Plan:
+    """Phase 2 of E4 on the stored phase-1 replies of this model (endpoint, sampling, template): per question that
+    parsed right or wrong, the `constructed` and `control` arms and, when other models (another model name or base
+    URL) have an ok phase-1 reply on the same question, the `natural` arm with up to three of them (the first three
+    by model, base URL), anonymised as Peer 1..3 in an order seeded by this model's phase-1 key."""
+    import numpy as np
+
+    from grip.eval.prompts import (E4_ARMS, E4_MAX_PEERS, E4_PHASE1, E4_TEMPLATE_VERSION, closing_instruction,
+                                   constructed_peers, peer_text, public_item)
+    from grip.eval.runner import Turn, keyed_request
+    from grip.eval.scoring import answer_of, score_response
+    from grip.seeding import bootstrap_seed
+    me = (endpoint.model, None if endpoint.base_url is None else str(endpoint.base_url).rstrip("/"))
+    fields = sampling.fields()
+    mine: dict[tuple[str, str], dict] = {}
+    others: dict[tuple[str, str], dict[tuple, dict]] = {}
+    asked: dict[str, str] = {}   # phase-1 key -> the natural turn text this model was already asked with
+    for r in store.rows(experiment="e4"):
+        if r["condition"] == "natural" and _endpoint_of(r) == me and r["sampling"] == fields:
+            msgs = (r.get("request") or {}).get("messages") or []
+            if len(msgs) == 3 and msgs[1].get("response_key"):
+                asked[msgs[1]["response_key"]] = msgs[2]["content"][0]["text"]
+        if r["condition"] != E4_PHASE1:
+            continue
+        k = (r["item_id"], r["question_id"])
+        if _endpoint_of(r) == me:
+            if r["sampling"] == fields and (r.get("template_version") or "v1") == template:
+                mine[k] = r
+        elif r["status"] == "ok":
+            # one reply per other endpoint: its first stored phase-1 row by key
+            prev = others.setdefault(k, {}).get(_endpoint_of(r))
+            if prev is None or r["key"] < prev["key"]:
+                others[k][_endpoint_of(r)] = r
+    if not mine:
+        where = "the built-in offline model" if endpoint.base_url is None else f"at {endpoint.base_url}"
+        raise ExperimentError(f"E4 phase 2 builds on the stored phase-1 replies of model {endpoint.model!r} "
+                              f"({where}, these sampling fields and template {template}), but {store.path} holds "
+                              f"none; run `grip eval run --experiment e4 --phase 1 --model {endpoint.model}` with "
+                              f"the same settings into this store first")
+    stores = load_items(items_dir, domains)
+    requests: list[Request] = []
+    counts: dict[str, int] = {}
+    skipped = {why: 0 for why in E4_SKIPS}
+    for d, rows in stores.items():
+        chosen = select(rows, subset)
+        counts[d] = len(chosen)
+        for row in chosen:
+            path, sha = _image(items_dir / d, row, 0)
+            for q in row["questions"]:
+                if q["position"] != OPEN_POSITION:
+                    continue
+                first = mine.get((row["id"], q["id"]))
+                if first is None:
+                    skipped[E4_SKIPS[2]] += 1
+                    continue
+                item = public_item(row, q, path, sha, template)
+                if first["image_sha256"] != sha or first["request"] != keyed_request(item):
+                    raise ExperimentError(f"{d}/{row['id']} {q['id']}: the stored phase-1 request (key "
+                                          f"{first['key'][:12]}) differs from this item store's question and image; "
+                                          f"run E4 against the item store its phase 1 used")
+                if first["status"] != "ok":
+                    skipped[E4_SKIPS[0]] += 1
+                    continue
+                answer = answer_of(row, q, f"{items_dir}/{d}")
+                outcome = score_response(answer, first["content"], "ok")["outcome"]
+                if outcome not in ("correct", "wrong"):
+                    skipped[E4_SKIPS[1]] += 1
+                    continue
+                closing = closing_instruction(q["text"], q["instruction"], template)
+                peers = [others[(row["id"], q["id"])][e]["content"]
+                         for e in sorted(others.get((row["id"], q["id"]), {}), key=lambda e: (e[0], e[1] or ""))]
+                peers = peers[:E4_MAX_PEERS]
+                if peers:
+                    order = np.random.default_rng(bootstrap_seed("e4-peer-order", first["key"])).permutation(
+                        len(peers))
+                    peers = [peers[i] for i in order]
+                elif first["key"] not in asked:
+                    skipped[E4_SKIPS[3]] += 1
+                value = asserted_value(answer, outcome, first["key"], "e4-asserted")
+                for arm in E4_ARMS:
+                    if arm == "natural" and first["key"] in asked:
+                        # asked once: the peers of the first phase-2 run stay (a model whose phase 1 arrives later
+                        # is not shown), so a rerun retries or skips that conversation instead of adding another
+                        text = asked[first["key"]]
+                    elif arm == "natural" and not peers:
+                        continue
+                    else:
+                        shown = (peers if arm == "natural" else constructed_peers(value) if arm == "constructed"
+                                 else None)
+                        text = peer_text(arm, shown, closing)
+                    turn = Turn(reply_key=first["key"], reply=first["content"], user=text,
+                                template=E4_TEMPLATE_VERSION)
+                    requests.append(Request("e4", arm, d, row["id"], q["position"], q["id"], path, sha, row, q,
+                                            (turn,), template))
+    return Plan("e4", requests, list(stores), counts, skipped=skipped)
 
 
 # --- strips (for the readability labels) -------------------------------------------------------------------

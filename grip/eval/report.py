@@ -10,7 +10,8 @@ from pathlib import Path
 from grip.eval import stats as S
 from grip.eval.experiments import E2_SIGMAS, condition_name, load_readability
 
-FIGURES = ("accuracy_by_rung.png", "family_heatmap.png", "grain_deltas.png", "e3_transitions.png")
+FIGURES = ("accuracy_by_rung.png", "family_heatmap.png", "grain_deltas.png", "e3_transitions.png",
+           "e4_transitions.png")
 OUTPUTS = ("stats.json", "report.md") + FIGURES
 
 
@@ -163,7 +164,9 @@ def _markdown(st: dict, figs: list[str]) -> str:
                     _rung_rows([c for c in e["rungs"] if c["rung"] == "all"], True))
     if "e3" in exps and exps["e3"].get("transitions"):
         L += _e3_markdown(exps["e3"]["transitions"])
-    for x in sorted(set(exps) - {"e1", "e2", "e3"}):
+    if "e4" in exps and exps["e4"].get("cross_examination"):
+        L += _e4_markdown(exps["e4"]["cross_examination"])
+    for x in sorted(set(exps) - {"e1", "e2", "e3", "e4"}):
         L += [f"## {x}", ""] + _table(["model", "condition", "domain", "rung"] + HEAD,
                                       _rung_rows(exps[x]["rungs"], True))
     if figs:
@@ -206,9 +209,53 @@ def _e3_markdown(t: dict) -> list[str]:
     L += ["### Per model x condition x rung", ""]
     L += _table(["model", "condition", "rung"] + E3_HEAD,
                 [[c["model"], c["condition"], c["rung"]] + _e3_row(c) for c in t["rungs"] if c["rung"] != "all"])
+    L += ["### Per model x condition x family (rungs pooled)", ""]
+    L += _table(["model", "condition", "family"] + E3_HEAD,
+                [[c["model"], c["condition"], c["family"]] + _e3_row(c) for c in t.get("families_table", [])])
     L += ["### Per model x condition x domain (rungs pooled)", ""]
     L += _table(["model", "condition", "domain"] + E3_HEAD,
                 [[c["model"], c["condition"], c["domain"]] + _e3_row(c) for c in t["domains_table"]])
+    return L
+
+
+CONF_HEAD = ["confidence pairs", "before", "after", "change [95% CI]"]
+
+
+def _conf_row(c: dict) -> list:
+    return [c["confidence_pairs"], _p(c["confidence_before"], 1), _p(c["confidence_after"], 1),
+            _ci(c["confidence_change"], signed=True)]
+
+
+def _e4_markdown(t: dict) -> list[str]:
+    L = ["## E4 cross-examination (open loop)", "",
+         "Phase 1 asks the open question (justification, confidence 0-100, answer). Phase 2 follows the model's own "
+         "phase-1 reply with one turn: `natural` shows the phase-1 replies of up to three other models on the same "
+         "question, verbatim, as Peer 1..3; `constructed` shows three unanimous peers asserting one value that "
+         "contradicts the model's phase-1 answer (a plausible wrong value when it was right, the correct value when "
+         "it was wrong); `control` shows no peer and asks again. Transitions are signed as in E3; `- control` = the "
+         "arm's rate minus the same model's control rate on the same questions' domains (cluster bootstrap CI). "
+         "Confidence change = mean of (after - before) over the questions whose two replies both state a confidence, "
+         "paired within image.", ""]
+    L += ["### Phase 1 (the open question)", ""]
+    L += _table(["model", "answers", "right", "wrong", "unparsed", "failed", "confidence stated", "mean confidence"],
+                [[f["model"], f["answers"], f["right"], f["wrong"], f["unparsed"], f["failed"],
+                  f["confidence_stated"], _p(f["confidence_mean"], 1)] for f in t["phase1"]])
+    L += ["### Per model x arm (domains pooled)", ""]
+    L += _table(["model", "arm"] + E3_HEAD + CONF_HEAD,
+                [[c["model"], c["arm"]] + _e3_row(c) + _conf_row(c) for c in t["arms_table"]])
+    L += ["### Control table (what the same model does with no peer)", ""]
+    L += _table(["model", "questions", "held", "capitulation", "correction", "unmoved", "changed wrong", "unparsed",
+                 "failed", "capitulation rate [95% CI]", "correction rate [95% CI]", "confidence change [95% CI]"],
+                [[c["model"], c["questions"], c["held"], c["capitulation"], c["correction"], c["unmoved"],
+                  c["changed_wrong"], c["unparsed"], c["failed"], _ci(c["capitulation_rate"]),
+                  _ci(c["correction_rate"]), _ci(c["confidence_change"], signed=True)]
+                 for c in t["arms_table"] if c["arm"] == "control"])
+    L += ["### Per model x arm x family", ""]
+    L += _table(["model", "arm", "family"] + E3_HEAD + CONF_HEAD,
+                [[c["model"], c["arm"], c["family"]] + _e3_row(c) + _conf_row(c) for c in t["families_table"]])
+    L += ["### Per model x arm x domain", ""]
+    L += _table(["model", "arm", "domain"] + E3_HEAD + CONF_HEAD,
+                [[c["model"], c["arm"], c["domain"]] + _e3_row(c) + _conf_row(c) for c in t["domains_table"]])
     return L
 
 
@@ -309,15 +356,20 @@ def _figures(st: dict, out: Path) -> list[str]:
         made.append("grain_deltas.png")
     e3 = (st["experiments"].get("e3") or {}).get("transitions")
     if e3 and e3["rungs"]:
-        _e3_figure(plt, e3, out / "e3_transitions.png")
+        _transition_figure(plt, [dict(c, arm=c["condition"]) for c in e3["rungs"] if c["rung"] == "all"],
+                           e3["models"], e3["conditions"], "E3: signed transitions by condition",
+                           out / "e3_transitions.png")
         made.append("e3_transitions.png")
+    e4 = (st["experiments"].get("e4") or {}).get("cross_examination")
+    if e4 and e4["arms_table"]:
+        _transition_figure(plt, e4["arms_table"], e4["models"], e4["arms"], "E4: signed transitions by arm",
+                           out / "e4_transitions.png")
+        made.append("e4_transitions.png")
     return made
 
 
-def _e3_figure(plt, t: dict, path: Path) -> None:
-    """Capitulation and correction rates (95% CI) per model and condition, side by side."""
-    cells = [c for c in t["rungs"] if c["rung"] == "all"]
-    models, conds = t["models"], t["conditions"]
+def _transition_figure(plt, cells: list[dict], models: list[str], conds: list[str], title: str, path: Path) -> None:
+    """Capitulation and correction rates (95% CI) per model and condition (cell["arm"]), side by side."""
     fig, axes = plt.subplots(1, 2, figsize=(3.0 + 1.6 * len(conds), 3.6), sharey=True, squeeze=False)
     width = 0.8 / max(1, len(models))
     for ax, rate, title in ((axes[0][0], "capitulation_rate", "capitulation (right -> wrong)"),
@@ -325,7 +377,7 @@ def _e3_figure(plt, t: dict, path: Path) -> None:
         for k, m in enumerate(models):
             xs, ys, lo, hi = [], [], [], []
             for j, c in enumerate(conds):
-                cell = next((x for x in cells if x["model"] == m and x["condition"] == c), None)
+                cell = next((x for x in cells if x["model"] == m and x["arm"] == c), None)
                 e = cell[rate] if cell else None
                 if not e or e["value"] is None:
                     continue
@@ -340,7 +392,7 @@ def _e3_figure(plt, t: dict, path: Path) -> None:
         ax.grid(alpha=0.3, axis="y")
     axes[0][0].set_ylabel("rate (95% CI)")
     axes[0][1].legend(fontsize=8, loc="best")
-    fig.suptitle("E3: signed transitions by condition")
+    fig.suptitle(title)
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)

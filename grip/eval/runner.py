@@ -224,6 +224,16 @@ class RunSummary:
     def total(self) -> int:
         return self.done + self.failed + self.skipped
 
+    def merged(self, other: "RunSummary") -> "RunSummary":
+        """Two runs' summaries as one (E4 runs its phases one after the other)."""
+        failures = dict(self.failures)
+        for k, v in other.failures.items():
+            failures[k] = failures.get(k, 0) + v
+        return RunSummary(self.done + other.done, self.failed + other.failed, self.skipped + other.skipped,
+                          self.retried + other.retried, self.requests + other.requests,
+                          self.elapsed_s + other.elapsed_s, failures, self.not_sent + other.not_sent,
+                          self.stopped or other.stopped)
+
 
 # -- retry policy ---------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)

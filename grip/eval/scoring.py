@@ -18,6 +18,7 @@ from typing import Iterable
 
 from grip import GripError
 from grip.answers import Answer, Record, Unparsed, answer_from_json
+from grip.eval.prompts import read_confidence
 
 OUTCOMES = ("correct", "wrong", "unparsed", "failed")
 SAMPLING_KEYS = ("temperature", "max_tokens", "top_p", "seed")
@@ -238,7 +239,7 @@ def _check_image(key: AnswerKey, domain: str, item: dict, r: dict) -> None:
     """The response must have been made on this item store's image: same item ids with another seed or level would
     otherwise be scored against the wrong answers. A failed request (e.g. BadInput) may carry no image hash."""
     sent = r.get("image_sha256")
-    condition = "sigma0" if r.get("experiment") == "e3" else r["condition"]   # E3 asks on the clean image
+    condition = "sigma0" if r.get("experiment") in ("e3", "e4") else r["condition"]   # E3, E4: the clean image
     if sent is None:
         if r.get("status") == "ok":
             raise ScoringError(f"{item['id']}: the response records no image sha256, so it cannot be checked "
@@ -291,8 +292,10 @@ def score_rows(store_rows: Iterable[dict], items_dir: Path) -> list[dict]:
             rec["reason"] = r.get("error_class") or "request failed"
         if "fields" in s:
             rec["fields"] = s["fields"]
-        if r["experiment"] == "e3":   # the first turn this answer follows, by its response key (stats joins on it)
-            rec["first_key"] = _first_key(r)
+        if r["experiment"] == "e3" or (r["experiment"] == "e4" and r["condition"] != "phase1"):
+            rec["first_key"] = _first_key(r)   # the first turn this answer follows, by its response key (stats joins)
+        if r["experiment"] == "e4":            # the confidence the reply states (phase 1: before; phase 2: after)
+            rec["confidence"] = read_confidence(r.get("content")) if s["outcome"] != "failed" else None
         out.append(rec)
     out.sort(key=lambda x: (x["experiment"], x["model"], _condition_order(x["condition"]), x["domain"],
                             x["index"], x["position"]))
@@ -364,7 +367,7 @@ def _first_key(r: dict) -> str:
     for m in msgs if isinstance(msgs, list) else ():
         if isinstance(m, dict) and m.get("role") == "assistant" and _is_text(m.get("response_key")):
             return m["response_key"]
-    raise ScoringError(f"stored response {r['key'][:12]}: an E3 request without the first turn's response key; the "
+    raise ScoringError(f"stored response {r['key'][:12]}: a multi-turn request without the first turn's response key; the "
                        f"response store is corrupt")
 
 
@@ -425,9 +428,9 @@ def read_scored(path: Path) -> list[dict]:
 @functools.lru_cache(maxsize=1)
 def _conditions() -> dict[str, frozenset[str]]:
     from grip.eval.experiments import E2_SIGMAS, condition_name
-    from grip.eval.prompts import E3_CONDITIONS
+    from grip.eval.prompts import E3_CONDITIONS, E4_CONDITIONS
     return {"e1": frozenset({condition_name(0)}), "e2": frozenset(condition_name(s) for s in E2_SIGMAS),
-            "e3": frozenset(E3_CONDITIONS)}
+            "e3": frozenset(E3_CONDITIONS), "e4": frozenset(E4_CONDITIONS)}
 
 
 def _is_scored_row(r) -> bool:

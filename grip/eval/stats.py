@@ -289,6 +289,12 @@ def compute(scored: list[dict], answer_key, resamples: int = RESAMPLES, seed: in
             out["experiments"][exp] = {"models": t["models"], "domains": t["domains"],
                                        "conditions": t["conditions"], "transitions": t}
             continue
+        if exp == "e4":   # cross-examination: transitions from the phase-1 answer per arm, confidence movement
+            by_key = {r["key"]: r for r in rows if r.get("key")}
+            t = e4_tables(rows, by_key, resamples, seed)
+            out["experiments"][exp] = {"models": t["models"], "domains": t["domains"], "arms": t["arms"],
+                                       "cross_examination": t}
+            continue
         # Baselines from the answer key over the items this experiment evaluated (same for every model).
         cells: dict[tuple[str, int], set[str]] = defaultdict(set)
         qid: dict[tuple[str, int], str] = {}
@@ -453,8 +459,10 @@ def e3_tables(rows: list[dict], by_key: dict[str, dict], first_rows: list[dict],
     domains = sorted({r["domain"] for r in rows}, key=_domain_order)
     conds = [c for c in ("bare", "reason", "authority", "control") if any(r["condition"] == c for r in rows)]
     conds += sorted({r["condition"] for r in rows} - set(conds))
-    out = {"models": models, "domains": domains, "conditions": conds, "rungs": [], "domains_table": [],
-           "first_turns": []}
+    fam_of = {r["domain"]: r["family"] for r in rows}
+    families = sorted(set(fam_of.values()))
+    out = {"models": models, "domains": domains, "families": families, "conditions": conds, "rungs": [],
+           "domains_table": [], "families_table": [], "first_turns": []}
 
     def pick(m, c, doms, rungs):
         return [x for d in doms for p in rungs for x in pairs.get((m, c, d, p), [])]
@@ -476,8 +484,100 @@ def e3_tables(rows: list[dict], by_key: dict[str, dict], first_rows: list[dict],
                 ctrl = pick(m, E3_CONTROL, [d], RUNGS) if c != E3_CONTROL else None
                 out["domains_table"].append(dict(model=m, condition=c, domain=d,
                                                  **transition_cell(arm, ctrl, resamples, seed, ("e3", m, c, d))))
+            for f in families:
+                doms = [d for d in domains if fam_of[d] == f]
+                arm = pick(m, c, doms, RUNGS)
+                if not arm:
+                    continue
+                ctrl = pick(m, E3_CONTROL, doms, RUNGS) if c != E3_CONTROL else None
+                out["families_table"].append(dict(model=m, condition=c, family=f, **transition_cell(
+                    arm, ctrl, resamples, seed, ("e3", m, c, "family", f))))
         mine = [r for r in first_rows if r["model"] == m and r["domain"] in domains and r["condition"] == "sigma0"]
         fc = _counts(mine)
         out["first_turns"].append(dict(model=m, e1_rows=len(mine), right=fc["correct"], wrong=fc["wrong"],
                                        skipped_unparsed=fc["unparsed"], skipped_failed=fc["failed"]))
+    return out
+
+
+# --- E4: cross-examination -----------------------------------------------------------------------------------
+
+E4_ARM_ORDER = ("natural", "constructed", "control")
+
+
+def _mean_change(S):
+    return S[:, 0] / S[:, 1]
+
+
+def confidence_cell(pairs: list[tuple[dict, dict | None]], resamples: int, seed: int, tag: tuple) -> dict:
+    """Confidence movement over (second row, first row) pairs whose replies both state a confidence: the mean of
+    after - before (points of 0-100) with a paired cluster-bootstrap CI (clusters = images, strata = domains), and
+    the mean before and after over the same pairs."""
+    acc: dict[tuple[str, str], np.ndarray] = {}
+    for r, first in pairs:
+        a = None if first is None else first.get("confidence")
+        b = r.get("confidence")
+        if a is None or b is None:
+            continue
+        k = (r["domain"], r["item_id"])
+        v = np.array([b - a, 1.0, a, b])
+        acc[k] = acc[k] + v if k in acc else v
+    keys = sorted(acc)
+    X = np.stack([acc[k] for k in keys]) if keys else np.zeros((0, 4))
+    strata = np.array([k[0] for k in keys])
+    n = int(X[:, 1].sum()) if len(X) else 0
+    return {"confidence_pairs": n,
+            "confidence_before": float(X[:, 2].sum() / n) if n else None,
+            "confidence_after": float(X[:, 3].sum() / n) if n else None,
+            "confidence_change": estimate(X, strata, _mean_change, resamples,
+                                          bootstrap_seed(seed, "confidence", *tag)).as_dict()}
+
+
+def e4_tables(rows: list[dict], by_key: dict[str, dict], resamples: int, seed: int) -> dict:
+    """The E4 tables of one scored file: per model x arm (domains pooled), x family and x domain: signed transitions
+    from the phase-1 answer, control-adjusted rates, and confidence movement; plus the phase-1 outcomes."""
+    phase1 = [r for r in rows if r["condition"] == "phase1"]
+    second = [r for r in rows if r["condition"] != "phase1"]
+    pairs: dict[tuple, list[tuple[dict, str, dict | None]]] = defaultdict(list)
+    for r in second:
+        first = by_key.get(r.get("first_key"))
+        pairs[(r["model"], r["condition"], r["domain"])].append((r, transition(first, r), first))
+    models = sorted({r["model"] for r in rows})
+    domains = sorted({r["domain"] for r in rows}, key=_domain_order)
+    fam_of = {r["domain"]: r["family"] for r in rows}
+    families = sorted(set(fam_of.values()))
+    arms = [a for a in E4_ARM_ORDER if any(r["condition"] == a for r in second)]
+    arms += sorted({r["condition"] for r in second} - set(arms))
+    out = {"models": models, "domains": domains, "families": families, "arms": arms, "arms_table": [],
+           "families_table": [], "domains_table": [], "phase1": []}
+
+    def cell(m, a, doms, tag):
+        arm = [x for d in doms for x in pairs.get((m, a, d), [])]
+        if not arm:
+            return None
+        ctrl = [x for d in doms for x in pairs.get((m, "control", d), [])] if a != "control" else None
+        t = transition_cell([(r, t) for r, t, _ in arm], None if ctrl is None else [(r, t) for r, t, _ in ctrl],
+                            resamples, seed, ("e4", m, a) + tag)
+        conf = confidence_cell([(r, f) for r, _, f in arm], resamples, seed, ("e4", m, a) + tag)
+        return {**t, **conf}
+
+    for m in models:
+        for a in arms:
+            c = cell(m, a, domains, ("all",))
+            if c:
+                out["arms_table"].append(dict(model=m, arm=a, **c))
+            for f in families:
+                c = cell(m, a, [d for d in domains if fam_of[d] == f], ("family", f))
+                if c:
+                    out["families_table"].append(dict(model=m, arm=a, family=f, **c))
+            for d in domains:
+                c = cell(m, a, [d], ("domain", d))
+                if c:
+                    out["domains_table"].append(dict(model=m, arm=a, domain=d, **c))
+        mine = [r for r in phase1 if r["model"] == m]
+        pc = _counts(mine)
+        conf = [r["confidence"] for r in mine if r.get("confidence") is not None]
+        out["phase1"].append(dict(model=m, answers=len(mine), right=pc["correct"], wrong=pc["wrong"],
+                                  unparsed=pc["unparsed"], failed=pc["failed"],
+                                  confidence_stated=len(conf),
+                                  confidence_mean=float(np.mean(conf)) if conf else None))
     return out
