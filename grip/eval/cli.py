@@ -221,9 +221,17 @@ def _run_failed(summary) -> str | None:
               help="Only this experiment (repeatable; default: every one in the store).")
 @click.option("--model", "models", multiple=True,
               help="Only this model, by name or report label (repeatable; default: every one in the store).")
+@click.option("--judge", "judge_model", default=None,
+              help="Semantic validator: a judge model that looks again at the responses the rules found wrong or "
+                   "unparsed (moves incorrect -> correct only; strict and validated scores are both kept).")
+@click.option("--judge-base-url", default=None, help="The judge's OpenAI-compatible base URL.")
+@click.option("--judge-api-key-env", default=None, help="Environment variable holding the judge's API key.")
+@click.option("--judge-concurrency", type=int, default=16, show_default=True, help="Judge requests in flight.")
 @friendly
-def score_cmd(store_path, items_dir, out, experiments, models):
-    """Score every stored response against the item store's answer key (offline, deterministic)."""
+def score_cmd(store_path, items_dir, out, experiments, models, judge_model, judge_base_url, judge_api_key_env,
+              judge_concurrency):
+    """Score every stored response against the item store's answer key (offline, deterministic); with --judge,
+    also the validated score."""
     import os
 
     from grip.eval.scoring import counts, score_rows, select, stored_responses, write_scored
@@ -233,8 +241,16 @@ def score_cmd(store_path, items_dir, out, experiments, models):
     out = check_output_file(out, "--out")
     if out.exists() and Path(store_path).exists() and os.path.samefile(out, store_path):
         _fail(f"--out {out} is the response store itself; give another file for the scored rows")
+    judge = None
+    if judge_model is not None or judge_base_url is not None:
+        judge = _judge_endpoint(judge_model, judge_base_url, judge_api_key_env, judge_concurrency)
+    elif judge_api_key_env is not None:
+        _fail("--judge-api-key-env needs --judge")
+    if judge is not None and not Path(store_path).is_file():
+        _fail(f"{store_path}: no response store (run `grip eval run` first)")
     # Read-only (SQLite mode=ro): scoring writes nothing to the store, so a read-only store file or folder works.
-    store = ResponseStore(store_path, readonly=True)
+    # The validator stores its judge calls in the store, so with --judge it is opened for writing.
+    store = ResponseStore(store_path, readonly=judge is None)
     try:
         if items_dir is None:
             items_dir = _remembered_items(store, store_path)
@@ -247,11 +263,47 @@ def score_cmd(store_path, items_dir, out, experiments, models):
             for r in rows:
                 if r["experiment"] == "e2":
                     r["readability"] = labels
+        summary = None
+        if judge is not None:
+            from grip.eval.judge import validate
+            endpoint, sampling, concurrency = judge
+            with store.lock():
+                rows, summary = validate(rows, store, endpoint, sampling, items_dir, concurrency,
+                                         progress=sys.stderr.isatty())
     finally:
         store.close()
     write_scored(rows, out)
     c = counts(rows)
     click.echo(f"{out}: {len(rows)} responses scored: " + ", ".join(f"{v} {k}" for k, v in c.items()))
+    if judge is not None:
+        from collections import Counter
+        v = Counter(r.get("judge_verdict") for r in rows if "judge_verdict" in r)
+        moved = sum(r["validated_outcome"] != r["outcome"] for r in rows)
+        click.echo(f"validator {judge[0].model}: {sum(v.values())} responses judged ("
+                   + ", ".join(f"{v.get(k, 0)} {k}" for k in ("yes", "no", "unclear", "failed"))
+                   + f"); {moved} moved to correct"
+                   + (f"; {summary.skipped} judge calls already stored" if summary and summary.skipped else ""))
+
+
+def _judge_endpoint(model, base_url, api_key_env, concurrency):
+    """(Endpoint, Sampling, concurrency) of the validator, every option checked before anything runs."""
+    import os
+
+    from grip.eval.runner import Endpoint, Sampling, check_base_url, check_limit
+    if not model:
+        _fail("--judge-base-url needs --judge MODEL")
+    check_limit("concurrency", concurrency, "--judge-concurrency")
+    if model == "random":
+        if base_url:
+            _fail("--judge random is the built-in offline model; it takes no --judge-base-url")
+    else:
+        if not base_url:
+            _fail(f"--judge-base-url is required for judge {model!r} (only --judge random runs offline)")
+        check_base_url(base_url)
+    if api_key_env is not None and not os.environ.get(api_key_env):
+        _fail(f"--judge-api-key-env {api_key_env}: that environment variable is not set or empty")
+    endpoint = Endpoint(model=model, base_url=None if model == "random" else base_url, api_key_env=api_key_env)
+    return endpoint, Sampling(temperature=0.0, max_tokens=256, top_p=1.0, seed=0, extra={}), concurrency
 
 
 def _check_seed(seed: int, what: str = "--seed") -> None:

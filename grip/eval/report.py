@@ -93,6 +93,8 @@ def write_report(scored: list[dict], items_dir: Path, out_dir: Path, resamples: 
     st["readability"] = gate
     from grip.eval.scoring import runs_summary
     st["runs"] = runs_summary(scored)
+    if any("validated_outcome" in r for r in scored):
+        st["validated"] = _validated(scored, AnswerKey(items_dir), resamples, seed)
     atomic_write_bytes(out_dir / "stats.json", (json.dumps(st, indent=1, sort_keys=True) + "\n").encode())
     figs = _figures(st, out_dir)
     md = _markdown(st, figs)
@@ -169,6 +171,8 @@ def _markdown(st: dict, figs: list[str]) -> str:
     for x in sorted(set(exps) - {"e1", "e2", "e3", "e4"}):
         L += [f"## {x}", ""] + _table(["model", "condition", "domain", "rung"] + HEAD,
                                       _rung_rows(exps[x]["rungs"], True))
+    if st.get("validated"):
+        L += _validated_markdown(st["validated"])
     if figs:
         L += ["## Figures", ""] + [f"![{f}]({f})" for f in figs] + [""]
     return "\n".join(L)
@@ -177,6 +181,44 @@ def _markdown(st: dict, figs: list[str]) -> str:
 E3_HEAD = ["first right", "held", "capitulation", "first wrong", "correction", "unmoved", "changed wrong",
            "unparsed", "failed", "capitulation rate [95% CI]", "correction rate [95% CI]",
            "capitulation - control [95% CI]", "correction - control [95% CI]"]
+
+
+def _validated(scored: list[dict], key, resamples: int, seed: int) -> dict:
+    """The closed-loop tables again with the validator's outcomes, beside the strict ones, plus what it judged."""
+    closed = [r for r in scored if r["experiment"] in ("e1", "e2")]
+    strict = S.compute(closed, key, resamples=resamples, seed=seed)["experiments"]
+    val = S.compute([dict(r, outcome=r.get("validated_outcome", r["outcome"])) for r in closed], key,
+                    resamples=resamples, seed=seed)["experiments"]
+    rows = []
+    for exp, e in sorted(val.items()):
+        ref = {(c["model"], c["condition"], c["domain"], c["rung"]): c for c in strict[exp]["rungs"]}
+        for c in e["rungs"]:
+            if c["rung"] == "all":
+                s0 = ref[(c["model"], c["condition"], c["domain"], "all")]
+                rows.append({"experiment": exp, "model": c["model"], "condition": c["condition"],
+                             "domain": c["domain"], "answered": c["answered"], "strict_correct": s0["correct"],
+                             "validated_correct": c["correct"], "strict": s0["accuracy"],
+                             "validated": c["accuracy"]})
+    judged = [r for r in scored if "judge_verdict" in r]
+    verdicts = {v: sum(r["judge_verdict"] == v for r in judged) for v in ("yes", "no", "unclear", "failed")}
+    return {"judges": sorted({r.get("judge_model") for r in judged if r.get("judge_model")}),
+            "judged": len(judged), "verdicts": verdicts,
+            "moved": sum(r["validated_outcome"] != r["outcome"] for r in scored if "validated_outcome" in r),
+            "table": rows}
+
+
+def _validated_markdown(v: dict) -> list[str]:
+    L = ["## Strict and validated scores (semantic validator)", "",
+         f"Judge {', '.join(v['judges']) or '–'} looked again at the {v['judged']} responses the rules found wrong or "
+         f"unparsed, seeing the question, the reference and the response (never the image): "
+         + ", ".join(f"{n} {k}" for k, n in v["verdicts"].items())
+         + f". A YES moves a response to correct ({v['moved']} moved); nothing is ever moved to wrong. Strict = the "
+         "rule scorer alone; the other tables of this report are strict.", ""]
+    L += _table(["experiment", "model", "condition", "domain", "answered", "strict correct", "validated correct",
+                 "strict accuracy [95% CI]", "validated accuracy [95% CI]"],
+                [[c["experiment"], c["model"], c["condition"], c["domain"], c["answered"], c["strict_correct"],
+                  c["validated_correct"], _ci(c["strict"]), _ci(c["validated"])] for c in v["table"]])
+    return L
 
 
 def _e3_row(c: dict) -> list:

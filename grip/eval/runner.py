@@ -201,11 +201,25 @@ class Turn:
 @dataclass(frozen=True)
 class Job:
     """One request: the public item (its image goes in the first user turn only) and, for a multi-turn job, the
-    earlier turns of the conversation."""
+    earlier turns of the conversation. A text job (`text` set: the semantic validator's judge calls) sends that one
+    text turn and no image; `item` then names the question the text is about."""
     experiment: str
     condition: str
     item: PublicItem
     turns: tuple[Turn, ...] = ()
+    text: str | None = None
+    text_template: str | None = None
+
+
+def _text_messages(text: str) -> list[dict]:
+    return [{"role": "user", "content": [{"type": "text", "text": text}]}]
+
+
+def job_request(job: Job) -> dict:
+    """The request of a job as keyed and recorded (`keyed_request`, or a text job's one turn)."""
+    if job.text is not None:
+        return {"template": job.text_template, "messages": _text_messages(job.text)}
+    return keyed_request(job.item, job.turns)
 
 
 @dataclass
@@ -379,7 +393,7 @@ def keyed_request(item: PublicItem, turns: tuple[Turn, ...] = ()) -> dict:
 
 
 def job_key(job: Job, endpoint: Endpoint, sampling: Sampling) -> str:
-    return request_key(endpoint.model, endpoint.base_url, keyed_request(job.item, job.turns), sampling.fields(),
+    return request_key(endpoint.model, endpoint.base_url, job_request(job), sampling.fields(),
                        job.experiment, job.condition)
 
 
@@ -454,6 +468,11 @@ def random_reply(item: PublicItem, key: str) -> str:
         lines += ["JUSTIFICATION: none, this is a random baseline.", f"CONFIDENCE: {rng.randint(0, 100)}"]
     lines.append(f"ANSWER: {_random_value(core, rng)}")
     return "\n".join(lines)
+
+
+def random_verdict(key: str) -> str:
+    """The built-in random model as a judge: YES or NO, a function of the key only."""
+    return "VERDICT: " + random.Random(key).choice(["YES", "NO"])
 
 
 def _random_body(content: str, key: str) -> bytes:
@@ -667,8 +686,9 @@ async def _run_locked(jobs: list[Job], endpoint: Endpoint, sampling: Sampling, s
         return {"key": key, "experiment": job.experiment, "condition": job.condition, "model": endpoint.model,
                 "base_url": endpoint.base_url, "item_id": item.item_id, "domain": item.domain,
                 "family": item.family, "question_id": item.question_id, "position": item.position,
-                "rung": item.rung, "image_sha256": item.image_sha256, "sampling": sampling_fields,
-                "request": keyed_request(item, job.turns), "template_version": item.template}
+                "rung": item.rung, "image_sha256": None if job.text is not None else item.image_sha256,
+                "sampling": sampling_fields, "request": job_request(job),
+                "template_version": job.text_template if job.text is not None else item.template}
 
     def internal_failure(key: str, job: Job, exc: BaseException, record: dict | None) -> dict:
         """The typed failure for an exception raised while handling one request or storing its record; keeps
@@ -692,6 +712,13 @@ async def _run_locked(jobs: list[Job], endpoint: Endpoint, sampling: Sampling, s
     async def one(key: str, job: Job) -> dict:
         item = job.item
         rec = base_record(key, job)
+        if job.text is not None:
+            if endpoint.offline:
+                content = random_verdict(key)
+                return {**rec, "status": "ok", "raw_body": _random_body(content, key), "content": content,
+                        "response_model": RANDOM_MODEL, "usage": {}, "attempts": 1, "http_status": None,
+                        "latency_s": 0.0, "elapsed_s": 0.0, "history": [{"status": "ok", "latency_s": 0.0}]}
+            return await attempt_loop(rec, key, _text_messages(job.text))
         try:
             png = item.image_path.read_bytes()
             check_png(png, item.image_sha256, str(item.image_path))

@@ -128,8 +128,9 @@ def stored_responses(store, experiment: str | None = None) -> list[dict]:
     """Every row of a response store. A row SQLite or JSON cannot read back is a one-line error, not a traceback
     (`score_rows` checks each row's fields with `check_response`)."""
     import sqlite3
-    try:
-        rows = list(store.rows(experiment=experiment))
+    from grip.eval.judge import JUDGE_EXPERIMENT
+    try:   # the semantic validator's judge calls live in the same store, under their own experiment name
+        rows = [r for r in store.rows(experiment=experiment) if r["experiment"] != JUDGE_EXPERIMENT]
     except (ValueError, RecursionError, sqlite3.Error) as e:
         raise ScoringError(f"{store.path}: a stored response cannot be read ({type(e).__name__}: {e}); the response "
                            f"store is corrupt") from None
@@ -452,7 +453,12 @@ def _is_scored_row(r) -> bool:
     p = r["position"]
     if isinstance(p, bool) or not isinstance(p, int) or p < 1:  # a question position (the report uses 1-5)
         return False
-    return isinstance(r["outcome"], str) and r["outcome"] in OUTCOMES
+    if not (isinstance(r["outcome"], str) and r["outcome"] in OUTCOMES):
+        return False
+    if "validated_outcome" in r:   # the validator only ever moves wrong or unparsed to correct
+        v = r["validated_outcome"]
+        return v == r["outcome"] or (v == "correct" and r["outcome"] in ("wrong", "unparsed"))
+    return True
 
 
 def counts(rows: Iterable[dict]) -> dict[str, int]:
