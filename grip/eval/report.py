@@ -410,12 +410,21 @@ def _figures(st: dict, out: Path) -> list[str]:
     return made
 
 
+TRANSITION_COLOURS = (("held", "#4c9f50"), ("capitulation", "#d1495b"), ("correction", "#2e86ab"),
+                      ("unmoved", "#b8b8b8"), ("changed_wrong", "#7a7a7a"), ("unparsed", "#edae49"),
+                      ("failed", "#333333"))
+
+
 def _transition_figure(plt, cells: list[dict], models: list[str], conds: list[str], title: str, path: Path) -> None:
-    """Capitulation and correction rates (95% CI) per model and condition (cell["arm"]), side by side."""
-    fig, axes = plt.subplots(1, 2, figsize=(3.0 + 1.6 * len(conds), 3.6), sharey=True, squeeze=False)
+    """Top: capitulation and correction rates (95% CI) per model and condition (cell["arm"]), side by side. Bottom:
+    where every question went, as one stacked bar per model x condition (shares of its questions)."""
+    fig = plt.figure(figsize=(3.4 + 1.7 * len(conds), 4.0 + 0.42 * len(models) * len(conds)))
+    grid = fig.add_gridspec(2, 2, height_ratios=[3.2, 0.5 + 0.42 * len(models) * len(conds)])
+    axes = [fig.add_subplot(grid[0, 0])]
+    axes.append(fig.add_subplot(grid[0, 1], sharey=axes[0]))
     width = 0.8 / max(1, len(models))
-    for ax, rate, title in ((axes[0][0], "capitulation_rate", "capitulation (right -> wrong)"),
-                            (axes[0][1], "correction_rate", "correction (wrong -> right)")):
+    for ax, rate, panel in ((axes[0], "capitulation_rate", "capitulation (right -> wrong)"),
+                            (axes[1], "correction_rate", "correction (wrong -> right)")):
         for k, m in enumerate(models):
             xs, ys, lo, hi = [], [], [], []
             for j, c in enumerate(conds):
@@ -430,10 +439,29 @@ def _transition_figure(plt, cells: list[dict], models: list[str], conds: list[st
             ax.bar(xs, ys, width=width * 0.9, yerr=[lo, hi], capsize=3, label=m)
         ax.set_xticks(range(len(conds)), conds)
         ax.set_ylim(0, 1.05)
-        ax.set_title(title)
+        ax.set_title(panel)
         ax.grid(alpha=0.3, axis="y")
-    axes[0][0].set_ylabel("rate (95% CI)")
-    axes[0][1].legend(fontsize=8, loc="best")
+    axes[0].set_ylabel("rate (95% CI)")
+    axes[1].legend(fontsize=8, loc="best")
+    ax = fig.add_subplot(grid[1, :])
+    labels, y = [], 0
+    for m in models:
+        for c in conds:
+            cell = next((x for x in cells if x["model"] == m and x["arm"] == c), None)
+            if not cell or not cell["questions"]:
+                continue
+            left = 0.0
+            for t, colour in TRANSITION_COLOURS:
+                share = cell[t] / cell["questions"]
+                ax.barh(y, share, left=left, color=colour, label=t.replace("_", " ") if y == 0 else None)
+                left += share
+            labels.append(f"{m} / {c}")
+            y += 1
+    ax.set_yticks(range(len(labels)), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of questions")
+    ax.legend(fontsize=7, ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.suptitle(title)
     fig.tight_layout()
     _save(fig, path)
