@@ -23,6 +23,8 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "line_intersection": ("plane", "grip.domains.plane.line_intersection:DOMAIN"),
     "angle_estimation": ("plane", "grip.domains.plane.angle_estimation:DOMAIN"),
     "progressive_matrices": ("inductive", "grip.domains.inductive.progressive_matrices:DOMAIN"),
+    "polyhedra": ("solid", "grip.domains.solid.polyhedra:DOMAIN"),
+    "depth_height": ("solid", "grip.domains.solid.depth_height:DOMAIN"),
 }
 
 FAMILIES = ("plane", "solid", "transformational", "physical", "topological", "projective", "analytic", "optical",
