@@ -60,9 +60,11 @@ class DomainDefect(GripError):
     """A domain broke its own contract (an answer outside its declared space): a bug to report, not bad input."""
 
 
-def generate(dom: Domain, seed: int, level: int) -> Generated:
+def generate(dom: Domain, seed: int, level: int, render: bool = True) -> Generated:
     """Draw candidates from one generator until one has every margin at or above its threshold and renders with
-    no Reject. Answers outside their declared space are a bug in the domain, not a rejection."""
+    no Reject. Answers outside their declared space are a bug in the domain, not a rejection. `render=False`
+    (the conformance balance check) stops at the first candidate whose margins pass, without drawing it
+    (rgb None): the same scene whenever drawing rejects nothing."""
     rng = np.random.default_rng(seed)
     rejections: Counter = Counter()
     t_sample = t_draw = 0.0
@@ -87,6 +89,8 @@ def generate(dom: Domain, seed: int, level: int) -> Generated:
                 raise DomainDefect(f"{dom.id} (item seed {seed}, level {level}): answer of {q.id} lies outside its "
                                    f"declared space: {q.answer!r}. This is a bug in the domain; the items "
                                    f"built so far are kept")
+        if not render:
+            return Generated(scene, lad, None, attempt, rejections, {"sample": t_sample, "draw": 0.0})
         canvas = Canvas(dom.size_px, dom.world)
         try:
             dom.draw(scene, canvas)

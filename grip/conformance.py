@@ -187,12 +187,13 @@ def check_no_global_rng(dom: Domain, k: int = 4) -> list[str]:
 
 def check_balance(dom: Domain, n: int = 150) -> list[str]:
     """Dataset-level caps on the domain's balance keys under the default level mix: for a choice, majority share
-    <= 1/k + 0.10 (+ a sampling allowance for n items); for a count, no value above 35% (+ allowance)."""
+    <= 1/k + 0.10 (+ a sampling allowance for n items); for a count, no value above 35% (+ allowance). Counted over
+    accepted scenes before drawing (a draw-time rejection is rare; a build's build.json reports the drawn mix)."""
     p = []
     answers: dict[str, list] = {}
     for i in range(n):
         g = generate(dom, item_seed("balance", dom.id, i), level_for(i, None) if dom.levels == (1, 2, 3)
-                     else dom.levels[i % len(dom.levels)])
+                     else dom.levels[i % len(dom.levels)], render=False)
         for q in g.ladder.questions:
             if q.id in dom.balance_keys:
                 answers.setdefault(q.id, []).append(q.answer)
