@@ -25,6 +25,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "progressive_matrices": ("inductive", "grip.domains.inductive.progressive_matrices:DOMAIN"),
     "polyhedra": ("solid", "grip.domains.solid.polyhedra:DOMAIN"),
     "depth_height": ("solid", "grip.domains.solid.depth_height:DOMAIN"),
+    "impossible_objects": ("optical", "grip.domains.optical.impossible_objects:DOMAIN"),
 }
 
 FAMILIES = ("plane", "solid", "transformational", "physical", "topological", "projective", "analytic", "optical",
