@@ -25,6 +25,9 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "progressive_matrices": ("inductive", "grip.domains.inductive.progressive_matrices:DOMAIN"),
     "polyhedra": ("solid", "grip.domains.solid.polyhedra:DOMAIN"),
     "depth_height": ("solid", "grip.domains.solid.depth_height:DOMAIN"),
+    "surface_topology": ("topological", "grip.domains.topological.surface_topology:DOMAIN"),
+    "route_puzzles": ("topological", "grip.domains.topological.route_puzzles:DOMAIN"),
+    "hex_pathfinding": ("topological", "grip.domains.topological.hex_pathfinding:DOMAIN"),
     "impossible_objects": ("optical", "grip.domains.optical.impossible_objects:DOMAIN"),
 }
 
