@@ -28,6 +28,9 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "surface_topology": ("topological", "grip.domains.topological.surface_topology:DOMAIN"),
     "route_puzzles": ("topological", "grip.domains.topological.route_puzzles:DOMAIN"),
     "hex_pathfinding": ("topological", "grip.domains.topological.hex_pathfinding:DOMAIN"),
+    "occluded_patterns": ("projective", "grip.domains.projective.occluded_patterns:DOMAIN"),
+    "shadow_inference": ("projective", "grip.domains.projective.shadow_inference:DOMAIN"),
+    "optical_illusions": ("optical", "grip.domains.optical.optical_illusions:DOMAIN"),
     "impossible_objects": ("optical", "grip.domains.optical.impossible_objects:DOMAIN"),
 }
 
