@@ -31,6 +31,20 @@ def _accepted(dom: Domain, k: int):
         yield seed, level, generate(dom, seed, level)
 
 
+_SCENES: dict = {}   # (domain record, seed, level) -> accepted scene before drawing, shared by the checks below
+
+
+def _accepted_scenes(dom: Domain, k: int):
+    """Like `_accepted` but not drawn (rgb None) and cached per process: for the checks that look at scenes and
+    ladders only. Keyed by the Domain record itself (its functions compare by identity), so two domains never share
+    an entry."""
+    for seed, level in seeds_for(dom, k):
+        key = (dom, seed, level)
+        if key not in _SCENES:
+            _SCENES[key] = generate(dom, seed, level, render=False)
+        yield seed, level, _SCENES[key]
+
+
 def check_contract(dom: Domain) -> list[str]:
     p = []
     if not dataclasses.is_dataclass(dom.scene) or not dom.scene.__dataclass_params__.frozen:
@@ -67,7 +81,7 @@ def _sample_until_ok(dom: Domain, seed: int, level: int):
 
 def check_roundtrip(dom: Domain, k: int = 6) -> list[str]:
     p = []
-    for seed, _level, g in _accepted(dom, k):
+    for seed, _level, g in _accepted_scenes(dom, k):
         data = json.loads(json.dumps(scene_to_json(g.scene)))
         back = scene_from_json(dom.scene, data)
         if back != g.scene:
@@ -81,7 +95,7 @@ def check_roundtrip(dom: Domain, k: int = 6) -> list[str]:
 def check_ladder(dom: Domain, k: int = 9) -> list[str]:
     p = []
     rng = np.random.default_rng(12345)
-    for seed, level, g in _accepted(dom, k):
+    for seed, level, g in _accepted_scenes(dom, k):
         lad = g.ladder
         where = f"seed {seed} (level {level})"
         if [q.position for q in lad.rungs] != [1, 2, 3, 4, 5] or lad.open.position != OPEN_POSITION:
@@ -115,7 +129,7 @@ def check_ladder(dom: Domain, k: int = 9) -> list[str]:
 
 def check_margins(dom: Domain, k: int = 9) -> list[str]:
     p = []
-    for seed, _level, g in _accepted(dom, k):
+    for seed, _level, g in _accepted_scenes(dom, k):
         for q in g.ladder.questions:
             m = q.margin
             if not np.isfinite(m.value) or not np.isfinite(m.threshold) or m.threshold < 0:
@@ -129,7 +143,7 @@ def check_margins(dom: Domain, k: int = 9) -> list[str]:
 
 def check_counterfactual(dom: Domain, k: int = 9) -> list[str]:
     p = []
-    for seed, _level, g in _accepted(dom, k):
+    for seed, _level, g in _accepted_scenes(dom, k):
         q4, q5 = g.ladder.rungs[3], g.ladder.rungs[4]
         edited = dom.edit(g.scene)
         if edited == g.scene:
@@ -232,7 +246,7 @@ def check_minimal_pair(dom: Domain, k: int = 9) -> list[str]:
     if dom.minimal_pair is None:
         return []
     p, made = [], 0
-    for seed, _level, g in _accepted(dom, k):
+    for seed, _level, g in _accepted_scenes(dom, k):
         where = f"seed {seed}"
         try:
             twin = dom.minimal_pair(g.scene)
@@ -298,7 +312,7 @@ def check_rephrase(dom: Domain, k: int = 9) -> list[str]:
     if dom.rephrase_map not in REPHRASE_MAPS:
         return [f"rephrase_map {dom.rephrase_map!r} is not one of {list(REPHRASE_MAPS)}"]
     p, totals = [], []
-    for seed, _level, g in _accepted(dom, k):
+    for seed, _level, g in _accepted_scenes(dom, k):
         where = f"seed {seed}"
         q = dom.rephrase_q4(g.scene)
         q4 = g.ladder.rungs[3]
