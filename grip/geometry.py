@@ -326,3 +326,191 @@ def point_segment_distances(points: np.ndarray, segments: np.ndarray) -> np.ndar
     """Distances (m, n) from points (m, 2) to the segments, rows (x0, y0, x1, y1) of `segments` (n, 4)."""
     s = np.asarray(segments, float).reshape(-1, 4)
     return _point_segment(np.asarray(points, float).reshape(-1, 2), s[:, :2], s[:, 2:])
+
+
+# --- Transformations of point sets and polygons (transformational family) ---
+# Lines are written a x + b y = c. Affine maps are 3 x 3 matrices acting on columns (x, y, 1). Every function keeps
+# exact values for integer and half-integer input whenever the map's entries are exact (reflections across
+# axis-parallel and 45-degree lines, quarter turns).
+
+def reflection_matrix(a: float, b: float, c: float) -> np.ndarray:
+    """Affine matrix of the reflection across the line a x + b y = c: p -> p - 2 (a.p - c) / (a^2 + b^2) (a, b)."""
+    n2 = a * a + b * b
+    if n2 == 0:
+        raise ValueError("reflection_matrix: the line's normal (a, b) is zero")
+    return np.array([[1 - 2 * a * a / n2, -2 * a * b / n2, 2 * a * c / n2],
+                     [-2 * a * b / n2, 1 - 2 * b * b / n2, 2 * b * c / n2],
+                     [0.0, 0.0, 1.0]])
+
+
+def rotation_matrix(angle_deg: float, center: Point = (0.0, 0.0), clockwise_on_page: bool = True) -> np.ndarray:
+    """Affine matrix of a turn by `angle_deg` about `center`. With `clockwise_on_page` the turn is clockwise as seen
+    on a y-down page (the matrix of a counter-clockwise turn in y-up coordinates). Quarter turns are exact."""
+    k = angle_deg / 90.0
+    if k == int(k):
+        cs, sn = ((1, 0), (0, 1), (-1, 0), (0, -1))[int(k) % 4]
+    else:
+        cs, sn = math.cos(math.radians(angle_deg)), math.sin(math.radians(angle_deg))
+    if not clockwise_on_page:
+        sn = -sn
+    cx, cy = center
+    # y down: a clockwise turn on the page sends +x toward +y, i.e. (x, y) -> (x cos - y sin, x sin + y cos).
+    return np.array([[cs, -sn, cx - cs * cx + sn * cy],
+                     [sn, cs, cy - sn * cx - cs * cy],
+                     [0.0, 0.0, 1.0]], float)
+
+
+def apply_affine(m: np.ndarray, pts) -> np.ndarray:
+    """Points (k, 2) mapped by the 3 x 3 affine matrix `m`."""
+    p = np.asarray(pts, float).reshape(-1, 2)
+    return p @ np.asarray(m, float)[:2, :2].T + np.asarray(m, float)[:2, 2]
+
+
+def reflect_points(pts, a: float, b: float, c: float) -> np.ndarray:
+    """Points (k, 2) reflected across the line a x + b y = c."""
+    return apply_affine(reflection_matrix(a, b, c), pts)
+
+
+def rotate_points(pts, angle_deg: float, center: Point = (0.0, 0.0), clockwise_on_page: bool = True) -> np.ndarray:
+    """Points (k, 2) turned by `angle_deg` about `center` (clockwise on a y-down page by default)."""
+    return apply_affine(rotation_matrix(angle_deg, center, clockwise_on_page), pts)
+
+
+def line_side(pts, a: float, b: float, c: float) -> np.ndarray:
+    """Sign (-1, 0, +1) of a x + b y - c for each point (k, 2)."""
+    p = np.asarray(pts, float).reshape(-1, 2)
+    return np.sign(a * p[:, 0] + b * p[:, 1] - c).astype(int)
+
+
+def line_distances(pts, a: float, b: float, c: float) -> np.ndarray:
+    """Unsigned distances from points (k, 2) to the line a x + b y = c."""
+    p = np.asarray(pts, float).reshape(-1, 2)
+    return np.abs(a * p[:, 0] + b * p[:, 1] - c) / math.hypot(a, b)
+
+
+def clip_convex(vertices: Sequence[Point], a, b, c, side: int) -> list[Point]:
+    """The convex polygon `vertices` clipped to the closed half-plane where the sign of a x + b y - c is `side` (+1 or
+    -1), by Sutherland-Hodgman: exact for Fraction input, and for floats whose products are exact."""
+    out: list[Point] = []
+    m = len(vertices)
+    f = [side * (a * v[0] + b * v[1] - c) for v in vertices]
+    for j in range(m):
+        p, q, fp, fq = vertices[j], vertices[(j + 1) % m], f[j], f[(j + 1) % m]
+        if fp >= 0:
+            out.append(tuple(p))
+        if (fp > 0 and fq < 0) or (fp < 0 and fq > 0):
+            t = fp / (fp - fq)
+            out.append((p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1])))
+    return out
+
+
+def half_plane(a: float, b: float, c: float, side: int, bounds: Sequence[float]):
+    """The part of the box `bounds` = (x0, y0, x1, y1) where the sign of a x + b y - c is `side` (+1 or -1), as a
+    shapely polygon (closed half-plane clipped to the box; empty when they do not meet)."""
+    from shapely.geometry import Polygon as _Polygon
+    x0, y0, x1, y1 = bounds
+    pts = clip_convex([(x0, y0), (x1, y0), (x1, y1), (x0, y1)], a, b, c, side)
+    return _Polygon(pts) if len(pts) >= 3 else _Polygon()
+
+
+def split_by_line(geom, a: float, b: float, c: float):
+    """(part on the - side, part on the + side) of a shapely geometry cut by the line a x + b y = c (either may be
+    empty)."""
+    bounds = geom.bounds
+    return (geom.intersection(half_plane(a, b, c, -1, bounds)), geom.intersection(half_plane(a, b, c, 1, bounds)))
+
+
+def transform_geometry(geom, m: np.ndarray):
+    """A shapely geometry mapped by the 3 x 3 affine matrix `m`."""
+    from shapely.affinity import affine_transform
+    m = np.asarray(m, float)
+    return affine_transform(geom, [m[0, 0], m[0, 1], m[1, 0], m[1, 1], m[0, 2], m[1, 2]])
+
+
+def polygon_parts(geom) -> list:
+    """The polygons of a shapely geometry with positive area (a Polygon, MultiPolygon or collection), in order."""
+    if geom.is_empty:
+        return []
+    if geom.geom_type == "Polygon":
+        return [geom] if geom.area > 0 else []
+    return [g for part in getattr(geom, "geoms", []) for g in polygon_parts(part)]
+
+
+def boundary_segments(geoms) -> np.ndarray:
+    """Rows (x0, y0, x1, y1) of every edge of the exteriors and interiors of the given shapely polygons."""
+    rows = []
+    for g in geoms:
+        for poly in polygon_parts(g):
+            for ring in (poly.exterior, *poly.interiors):
+                xy = np.asarray(ring.coords, float)
+                rows.append(np.hstack([xy[:-1], xy[1:]]))
+    return np.vstack(rows) if rows else np.zeros((0, 4))
+
+
+# Integer lattice point sets (cells, lattice points, unit edges) under the symmetries of the square. A cell (x, y)
+# is the unit square [x, x + 1] x [y, y + 1] on a y-down page. Names: "r90" etc. are clockwise turns on the page,
+# "flip_x" the left-right mirror (x -> -x), "flip_y" top-bottom, "diag" x <-> y (the top-left to bottom-right
+# diagonal), "anti" (x, y) -> (-y, -x).
+D4_OPS: dict[str, tuple[int, int, int, int]] = {   # (a, b, c, d): (x, y) -> (a x + b y, c x + d y)
+    "id": (1, 0, 0, 1), "r90": (0, -1, 1, 0), "r180": (-1, 0, 0, -1), "r270": (0, 1, -1, 0),
+    "flip_x": (-1, 0, 0, 1), "flip_y": (1, 0, 0, -1), "diag": (0, 1, 1, 0), "anti": (0, -1, -1, 0),
+}
+ROTATION_OPS = ("id", "r90", "r180", "r270")
+
+
+def lattice_apply(op: str, pts) -> tuple[tuple[int, int], ...]:
+    """Integer points mapped by one of `D4_OPS` about the origin (exact)."""
+    a, b, c, d = D4_OPS[op]
+    return tuple((a * x + b * y, c * x + d * y) for x, y in pts)
+
+
+def cells_apply(op: str, cells) -> tuple[tuple[int, int], ...]:
+    """Unit cells (x, y) mapped by one of `D4_OPS`: each cell's square is mapped and named by its new top-left
+    corner, so that the result is again a set of cells (then normalised)."""
+    a, b, c, d = D4_OPS[op]
+    # The image square's top-left corner: the linear map of (x, y) plus the negative entries (the unit offsets that
+    # move toward smaller coordinates).
+    ox, oy = min(a, 0) + min(b, 0), min(c, 0) + min(d, 0)
+    return normalise_lattice([(a * x + b * y + ox, c * x + d * y + oy) for x, y in cells])
+
+
+def normalise_lattice(pts) -> tuple[tuple[int, int], ...]:
+    """The point set translated so that its smallest x and smallest y are 0, sorted: equal for translates."""
+    pts = [tuple(int(v) for v in p) for p in pts]
+    if not pts:
+        return ()
+    x0, y0 = min(p[0] for p in pts), min(p[1] for p in pts)
+    return tuple(sorted({(x - x0, y - y0) for x, y in pts}))
+
+
+def cell_images(cells, ops=tuple(D4_OPS)) -> dict[str, tuple[tuple[int, int], ...]]:
+    """The normalised images of a cell set under each named operation (all eight by default)."""
+    return {op: cells_apply(op, cells) for op in ops}
+
+
+def max_translation_overlap(a, b) -> int:
+    """max over integer translations t of |a ∩ (b + t)| for two finite integer point sets."""
+    # For sets without repeats, |a ∩ (b + t)| is the number of pairs (p, q) with p - q = t.
+    from collections import Counter
+    diffs = Counter((p[0] - q[0], p[1] - q[1]) for p in set(map(tuple, a)) for q in set(map(tuple, b)))
+    return max(diffs.values(), default=0)
+
+
+def cells_polygon(cells):
+    """The union of the unit squares of `cells` as one shapely geometry (exact integer corners)."""
+    from shapely.geometry import box as _box
+    from shapely.ops import unary_union
+    return unary_union([_box(x, y, x + 1, y + 1) for x, y in cells])
+
+
+def grid_permutation(n: int, op: str) -> tuple[int, ...]:
+    """The cells of an n x n grid (index row * n + col, row 0 at the top) permuted by one of `D4_OPS` about the grid's
+    centre: entry i is the index of the image of cell i. "flip_x" is the mirror in the vertical centre line, "diag"
+    the one in the top-left to bottom-right diagonal, "r90" a clockwise quarter turn."""
+    m = n - 1
+    out = []
+    for r in range(n):
+        for c in range(n):
+            (x, y), = lattice_apply(op, [(2 * c - m, 2 * r - m)])   # doubled coordinates about the centre
+            out.append(((y + m) // 2) * n + (x + m) // 2)
+    return tuple(out)

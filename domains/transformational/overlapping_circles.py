@@ -1,0 +1,462 @@
+"""Overlapping circles: three to five circle outlines A-E in distinct colours (letters beside their tops) and four
+probe points P, Q, R, S. The ladder walks crossing points -> circles containing P -> enclosed regions -> the pair
+with the largest overlap -> regions left once circle C is deleted; the open question asks what share of circle A's
+area lies inside circle B.
+
+Rules: two circles cross at two points iff |r1 - r2| < d < r1 + r2. With no triple points the outlines form a plane
+graph: V = crossing points plus one vertex per circle without crossings, E = arcs (a circle with m crossings has m,
+one without has 1), C = connected components of the outlines, and the enclosed regions number E - V + C. The
+overlap of two circles is the lens area (pi min(r)^2 when one holds the other, 0 when they are apart).
+Ambiguity boundaries: near-tangency (|d - (r1 + r2)| and |d - |r1 - r2|| at least `TANGENT_PX[level]`), crossing
+points closer than `CROSS_GAP_PX` or within `TRIPLE_PX` of a third outline (near-triple points hide sliver regions),
+probe points within `PROBE_PX` of an outline, and the largest overlap within `RATIO[level]` of the second.
+Every answer is checked against its declared space: the pair answer is always one of the pair tokens, and a scene
+whose circles do not overlap at all has no largest pair and is rejected (`no_overlap`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from itertools import combinations
+
+import numpy as np
+
+from grip.answers import Choice, Count, Number, Ordered, Record
+from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.renderers import shapes
+from grip.renderers.canvas import Canvas
+from grip.renderers.style import BLACK, LABEL, OKABE_ITO, Style
+from grip.renderers.text import draw_text_px, place_label
+
+LETTERS = "ABCDE"
+PROBES = "PQRS"
+K_BY_LEVEL = {1: 3, 2: 4, 3: 5}
+R_MIN, R_MAX = 70.0, 210.0
+X_LO, X_HI, Y_LO, Y_HI = 24.0, 744.0, 56.0, 744.0   # every whole circle inside; 32 px above each top for its letter
+TANGENT_PX = {1: 10.0, 2: 10.0, 3: 6.0}
+CROSS_GAP_PX = 12.0
+TRIPLE_PX = 8.0
+PROBE_PX = 10.0
+PROBE_GAP_PX = 40.0
+RATIO = {1: 1.20, 2: 1.20, 3: 1.12}
+NO_BOUNDARY_PX = 768.0                            # recorded where a margin has no boundary to measure
+RATIO_CAP = 99.0                                  # recorded when the second-largest overlap is 0
+COLOURS = tuple(OKABE_ITO[k] for k in ("orange", "sky", "green", "blue", "vermillion"))
+PERCENT_TOL = 4.0
+
+
+@dataclass(frozen=True)
+class Scene:
+    level: int                                          # 1..3: circle count, thresholds
+    letters: tuple[str, ...]                            # per circle, a subset of "ABCDE" (letters survive deletion)
+    circles: tuple[tuple[float, float, float], ...]     # per circle (cx, cy, r), px, y down
+    probes: tuple[tuple[float, float], ...]             # P, Q, R, S, px
+
+
+# --- geometry (pure) ---------------------------------------------------------------------------------------------
+
+def lens_area(r1: float, r2: float, d: float) -> float:
+    """Area shared by two circles of radii r1, r2 whose centres are d apart."""
+    if d >= r1 + r2:
+        return 0.0
+    if d <= abs(r1 - r2):
+        return math.pi * min(r1, r2) ** 2
+    a1 = r1 * r1 * math.acos((d * d + r1 * r1 - r2 * r2) / (2 * d * r1))
+    a2 = r2 * r2 * math.acos((d * d + r2 * r2 - r1 * r1) / (2 * d * r2))
+    return a1 + a2 - 0.5 * math.sqrt((-d + r1 + r2) * (d + r1 - r2) * (d - r1 + r2) * (d + r1 + r2))
+
+
+def crosses(c1, c2) -> bool:
+    d = math.dist(c1[:2], c2[:2])
+    return abs(c1[2] - c2[2]) < d < c1[2] + c2[2]
+
+
+def crossing_points(c1, c2) -> list[tuple[float, float]]:
+    if not crosses(c1, c2):
+        return []
+    (x1, y1, r1), (x2, y2, r2) = c1, c2
+    d = math.dist((x1, y1), (x2, y2))
+    a = (d * d + r1 * r1 - r2 * r2) / (2 * d)
+    h = math.sqrt(max(r1 * r1 - a * a, 0.0))
+    mx, my = x1 + a * (x2 - x1) / d, y1 + a * (y2 - y1) / d
+    ux, uy = -(y2 - y1) / d, (x2 - x1) / d
+    return [(mx + h * ux, my + h * uy), (mx - h * ux, my - h * uy)]
+
+
+def pairs(scene: Scene) -> list[tuple[int, int]]:
+    return list(combinations(range(len(scene.circles)), 2))
+
+
+def token(scene: Scene, i: int, j: int) -> str:
+    a, b = sorted((scene.letters[i], scene.letters[j]))
+    return f"{a}-{b}"
+
+
+def index_of(scene: Scene, letter: str) -> int:
+    return scene.letters.index(letter)
+
+
+def overlap(scene: Scene, i: int, j: int) -> float:
+    (x1, y1, r1), (x2, y2, r2) = scene.circles[i], scene.circles[j]
+    return lens_area(r1, r2, math.dist((x1, y1), (x2, y2)))
+
+
+def region_count(scene: Scene) -> int:
+    """Enclosed regions E - V + C of the outlines (no triple points: the margins keep them apart)."""
+    n = len(scene.circles)
+    m = [0] * n
+    parent = list(range(n))
+
+    def root(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+    for i, j in pairs(scene):
+        if crosses(scene.circles[i], scene.circles[j]):
+            m[i] += 2
+            m[j] += 2
+            parent[root(i)] = root(j)
+    v = sum(m) // 2 + sum(1 for x in m if x == 0)
+    e = sum(max(x, 1) for x in m)
+    c = len({root(i) for i in range(n)})
+    return e - v + c
+
+
+# --- margins -----------------------------------------------------------------------------------------------------
+
+def tangency_px(scene: Scene) -> float:
+    """Smallest |d - (r1 + r2)| or |d - |r1 - r2|| over all pairs (`NO_BOUNDARY_PX` for one circle)."""
+    out = NO_BOUNDARY_PX
+    for i, j in pairs(scene):
+        (x1, y1, r1), (x2, y2, r2) = scene.circles[i], scene.circles[j]
+        d = math.dist((x1, y1), (x2, y2))
+        out = min(out, abs(d - (r1 + r2)), abs(d - abs(r1 - r2)))
+    return out
+
+
+def crossing_clearance_px(scene: Scene) -> float:
+    """min(gap between two crossing points - CROSS_GAP_PX + TRIPLE_PX, distance from a crossing point to a third
+    outline): one number with the near-triple threshold, the two rules folded into it (`NO_BOUNDARY_PX` without
+    crossings)."""
+    pts = []
+    for i, j in pairs(scene):
+        for p in crossing_points(scene.circles[i], scene.circles[j]):
+            pts.append((p, i, j))
+    out = math.inf
+    for a in range(len(pts)):
+        for b in range(a + 1, len(pts)):
+            out = min(out, math.dist(pts[a][0], pts[b][0]) - CROSS_GAP_PX + TRIPLE_PX)
+    for p, i, j in pts:
+        for k, (x, y, r) in enumerate(scene.circles):
+            if k not in (i, j):
+                out = min(out, abs(math.dist(p, (x, y)) - r))
+    return min(out, NO_BOUNDARY_PX)
+
+
+def probe_clearance_px(scene: Scene) -> float:
+    return min(abs(math.dist(p, (x, y)) - r) for p in scene.probes for x, y, r in scene.circles)
+
+
+def overlap_ratio(scene: Scene) -> tuple[tuple[int, int], float]:
+    """The pair with the largest overlap and its overlap over the second largest (RATIO_CAP when that is 0)."""
+    ranked = sorted(pairs(scene), key=lambda p: -overlap(scene, *p))
+    top, second = overlap(scene, *ranked[0]), overlap(scene, *ranked[1]) if len(ranked) > 1 else 0.0
+    if top <= 0:
+        raise Reject("no_overlap")
+    return ranked[0], min(top / second, RATIO_CAP) if second > 0 else RATIO_CAP
+
+
+def label_room_px(scene: Scene) -> float:
+    return min(y - r for _, y, r in scene.circles) - 24.0
+
+
+# --- sampling ----------------------------------------------------------------------------------------------------
+
+def _circle(rng: np.random.Generator, r_lo: float = R_MIN, r_hi: float = R_MAX) -> tuple[float, float, float]:
+    r = float(rng.uniform(r_lo, r_hi))
+    return (float(rng.uniform(X_LO + r, X_HI - r)), float(rng.uniform(Y_LO + r, Y_HI - r)), r)
+
+
+def _inside(rng: np.random.Generator, host, gap: float):
+    """A circle wholly inside `host`, its outline at least `gap` from the host's."""
+    hx, hy, hr = host
+    r = float(rng.uniform(R_MIN, hr - 2 * gap - 10))
+    d = float(rng.uniform(0.0, hr - r - gap))
+    a = float(rng.uniform(0, 2 * math.pi))
+    return (hx + d * math.cos(a), hy + d * math.sin(a), r)
+
+
+def _valid(scene: Scene) -> bool:
+    lv = scene.level
+    if tangency_px(scene) < TANGENT_PX[lv] or crossing_clearance_px(scene) < TRIPLE_PX:
+        return False
+    try:
+        _, ratio = overlap_ratio(scene)
+    except Reject:
+        return False
+    return ratio >= RATIO[lv]
+
+
+def _probes(rng: np.random.Generator, circles, want: int):
+    c = np.asarray(circles, float)
+    pts = rng.uniform(48.0, 720.0, size=(400, 2))
+    d = np.hypot(pts[:, None, 0] - c[None, :, 0], pts[:, None, 1] - c[None, :, 1])
+    clear = np.abs(d - c[None, :, 2]).min(axis=1) >= PROBE_PX + 2.0
+    inside = (d < c[None, :, 2]).sum(axis=1)
+    p_ok = np.flatnonzero(clear & (inside == want))
+    if not len(p_ok):
+        return None
+    chosen = [pts[p_ok[0]]]
+    for i in np.flatnonzero(clear):
+        if len(chosen) == len(PROBES):
+            break
+        if all(math.dist(pts[i], q) >= PROBE_GAP_PX for q in chosen):
+            chosen.append(pts[i])
+    if len(chosen) < len(PROBES):
+        return None
+    return tuple((round(float(x), 2), round(float(y), 2)) for x, y in chosen)
+
+
+def sample(rng: np.random.Generator, level: int) -> Scene:
+    if level not in (1, 2, 3):
+        raise ValueError(f"overlapping_circles: level must be 1..3, got {level}")
+    k = K_BY_LEVEL[level]
+    want_pair = [tuple(p) for p in combinations(LETTERS[:k], 2)][int(rng.integers(k * (k - 1) // 2))]  # Q4 target
+    want_p = int(rng.integers(0, 4))                   # Q2 target: P inside 0-3 circles
+    for _ in range(80):
+        circles = [_circle(rng) for _ in range(k)]
+        if level == 2:            # one circle holds another
+            host = max(range(k - 1), key=lambda i: circles[i][2])
+            if circles[host][2] < R_MIN + 3 * TANGENT_PX[level] + 10:
+                continue
+            circles[k - 1] = _inside(rng, circles[host], TANGENT_PX[level] + 2)
+        circles = [tuple(round(v, 2) for v in c) for c in circles]
+        s = Scene(level, LETTERS[:k], tuple(circles), ())
+        if not _valid(s):
+            continue
+        (gi, gj), _ = overlap_ratio(s)
+        # Letters: the largest pair gets the target letters; the rest at random, preferring an A that overlaps B.
+        for _ in range(6):
+            rest = [x for x in LETTERS[:k] if x not in want_pair]
+            rng.shuffle(rest)
+            first = [want_pair[0], want_pair[1]] if rng.random() < 0.5 else [want_pair[1], want_pair[0]]
+            others = [i for i in range(k) if i not in (gi, gj)]
+            letters = [""] * k
+            letters[gi], letters[gj] = first
+            for i, x in zip(others, rest):
+                letters[i] = x
+            s = replace(s, letters=tuple(letters))
+            if overlap(s, index_of(s, "A"), index_of(s, "B")) > 0:
+                break
+        probes = _probes(rng, s.circles, min(want_p, k))
+        if probes is None:
+            continue
+        s = replace(s, probes=probes)
+        if letter_spots(s) is None:
+            raise Reject("label_clash")
+        return s
+    raise Reject("no_layout")
+
+
+# --- answers -----------------------------------------------------------------------------------------------------
+
+def _letters(scene: Scene) -> tuple[str, ...]:
+    return tuple(sorted(scene.letters))
+
+
+def crossing_count(scene: Scene) -> Count:
+    n = sum(2 for i, j in pairs(scene) if crosses(scene.circles[i], scene.circles[j]))
+    return Count(n, low=0, high=len(scene.circles) * (len(scene.circles) - 1))
+
+
+def circles_containing(scene: Scene, probe: str) -> Ordered:
+    p = scene.probes[PROBES.index(probe)]
+    got = tuple(sorted(scene.letters[i] for i, (x, y, r) in enumerate(scene.circles) if math.dist(p, (x, y)) < r))
+    return Ordered(got, "alphabetical order", _letters(scene), as_set=True)
+
+
+def enclosed_regions(scene: Scene) -> Count:
+    return Count(region_count(scene), low=1, high=2 * len(scene.circles) ** 2)
+
+
+def pair_options(scene: Scene) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """Pair tokens "A-B" (alphabetical within and between), and aliases: the reversed order and "A and B"."""
+    opts = tuple(f"{a}-{b}" for a, b in combinations(_letters(scene), 2))
+    aliases = tuple(alias for o in opts for alias in ((f"{o[2]}-{o[0]}", o), (f"{o[0]} and {o[2]}", o),
+                                                      (f"{o[2]} and {o[0]}", o)))
+    return opts, aliases
+
+
+def largest_overlap(scene: Scene) -> Choice:
+    (i, j), _ = overlap_ratio(scene)
+    opts, aliases = pair_options(scene)
+    return Choice(token(scene, i, j), opts, aliases)
+
+
+def edit(scene: Scene) -> Scene:
+    """Delete circle C; the others stay where they are, letters unchanged."""
+    c = index_of(scene, "C")
+    return replace(scene, letters=tuple(x for i, x in enumerate(scene.letters) if i != c),
+                   circles=tuple(x for i, x in enumerate(scene.circles) if i != c))
+
+
+counterfactual = enclosed_regions
+
+
+def share_of_a_in_b(scene: Scene) -> Number:
+    a, b = index_of(scene, "A"), index_of(scene, "B")
+    v = 100.0 * overlap(scene, a, b) / (math.pi * scene.circles[a][2] ** 2)
+    return Number(round(v), PERCENT_TOL, "%", decimals=0, low=0.0, high=100.0)
+
+
+# --- ladder ------------------------------------------------------------------------------------------------------
+
+def ladder(scene: Scene) -> Ladder:
+    lv = scene.level
+    tangent = Margin(tangency_px(scene), "px", TANGENT_PX[lv], "two circles nearly tangent")
+    _, ratio = overlap_ratio(scene)
+    edited = edit(scene)
+    rungs = (
+        Question(1, "crossing_points", "How many points are there where two circle outlines cross each other?",
+                 crossing_count(scene), tangent),
+        Question(2, "circles_containing_p", "Which circles contain the point P?", circles_containing(scene, "P"),
+                 Margin(probe_clearance_px(scene), "px", PROBE_PX, "a probe point near an outline")),
+        Question(3, "enclosed_regions", "Into how many separate enclosed regions do the circle outlines divide the "
+                 "picture? (Count every bounded area that no outline crosses; the outside does not count.)",
+                 enclosed_regions(scene), Margin(crossing_clearance_px(scene), "px", TRIPLE_PX,
+                                                 "crossing points nearly meeting or nearly on a third outline")),
+        Question(4, "largest_overlap_pair", "Which two circles share the largest overlapping area?",
+                 largest_overlap(scene), Margin(ratio, "overlap ratio", RATIO[lv],
+                                                "two pairs with about equal overlaps")),
+        Question(5, "regions_without_c", "If circle C were deleted (nothing else moves), how many separate enclosed "
+                 "regions would the remaining outlines make?", counterfactual(edited),
+                 Margin(tangency_px(edited) if len(edited.circles) > 1 else TANGENT_PX[lv], "px", TANGENT_PX[lv],
+                        "two remaining circles nearly tangent"), edit="delete circle C"),
+    )
+    open_q = Question(6, "percent_of_a_in_b", "About what percentage of circle A's area lies inside circle B? "
+                      "Explain how you estimated it.", Record((("percent", share_of_a_in_b(scene)),)),
+                      Margin(label_room_px(scene), "px", 32.0, "no room above a circle for its letter"))
+    return Ladder(rungs, open_q)
+
+
+def rephrase_q4(scene: Scene) -> Question:
+    """The removable area equals the lens, so the pair is the same (identity)."""
+    lad = ladder(scene)
+    return Question(4, "most_area_to_separate", "For which pair of circles would you have to remove the most area "
+                    "to make the two circles stop overlapping?", lad.rungs[3].answer, lad.rungs[3].margin)
+
+
+def minimal_pair(scene: Scene) -> Scene:
+    """Slide one circle of a competing pair 15-30 px toward its partner (or one circle of the largest pair away from
+    its partner) along their line of centres, the first move (in that order, shortest first) after which another
+    pair overlaps most and every margin holds."""
+    (ti, tj), _ = overlap_ratio(scene)
+    q4 = largest_overlap(scene).value
+    ranked = sorted((p for p in pairs(scene) if p != (ti, tj)), key=lambda p: -overlap(scene, *p))
+    moves = [(m, o, +1) for i, j in ranked for m, o in ((i, j), (j, i))] + [(ti, tj, -1), (tj, ti, -1)]
+    for mover, other, sign in moves:
+        (x, y, _), (ox, oy, _) = scene.circles[mover], scene.circles[other]
+        d = math.dist((x, y), (ox, oy))
+        if d == 0:
+            continue
+        ux, uy = (ox - x) / d * sign, (oy - y) / d * sign
+        for step in range(15, 31):
+            r = scene.circles[mover][2]
+            moved = (round(x + step * ux, 2), round(y + step * uy, 2), r)
+            if not (X_LO <= moved[0] - r and moved[0] + r <= X_HI and Y_LO <= moved[1] - r and moved[1] + r <= Y_HI):
+                break
+            twin = replace(scene, circles=tuple(moved if k == mover else c for k, c in enumerate(scene.circles)))
+            try:
+                if (largest_overlap(twin).value != q4 and not ladder(twin).failing_margins()
+                        and letter_spots(twin) is not None):
+                    return twin
+            except Reject:
+                continue
+    raise Reject("no_minimal_pair")
+
+
+# --- drawing -----------------------------------------------------------------------------------------------------
+
+LETTER_ANGLES = (90, 65, 115, 40, 140, 15, 165)      # degrees, counter-clockwise from +x: above the top point first
+LETTER_NEAREST_PX = 6.0                            # a letter is this much nearer its own outline than any other
+LETTER_BOX_PX = {"A": (22.0, 20.0), "B": (19.0, 20.0), "C": (19.0, 20.0), "D": (21.0, 20.0), "E": (18.0, 20.0)}
+# ink boxes of the letters in LABEL style (bold 20 px, 3 px halo); a test measures them
+OWN_GAP_PX = 3.0                                   # letter box to its own 3 px outline (others: 8 px, sheet 0.2)
+
+
+def _outline_gap(box, circle) -> float:
+    """Distance from a label box (x0, y0, x1, y1) to a circle's outline (0 when the box straddles it)."""
+    x, y, r = circle
+    x0, y0, x1, y1 = box
+    near = math.hypot(max(x0 - x, 0, x - x1), max(y0 - y, 0, y - y1))            # nearest box point to the centre
+    far = max(math.hypot(px - x, py - y) for px, py in ((x0, y0), (x1, y0), (x0, y1), (x1, y1)))
+    return 0.0 if near <= r <= far else min(abs(near - r), abs(far - r))
+
+
+def letter_spots(scene: Scene) -> list[tuple[float, float]] | None:
+    """Centres of the circles' letters (in circle order), each outside its circle near its topmost point: the first
+    spot (radii 20, 30, 42 px; angles `LETTER_ANGLES`; letters placed alphabetically) whose box (`LETTER_BOX_PX`)
+    lies in the safe area, overlaps no letter placed before, keeps 8 px from every other outline and probe dot and
+    `OWN_GAP_PX` from its own outline, and lies nearer its own outline than any other by `LETTER_NEAREST_PX`.
+    None when a letter has no such spot: the sampler then rejects the scene (`label_clash`) before drawing."""
+    placed: dict[int, tuple[float, float]] = {}
+    boxes = []
+    for k in sorted(range(len(scene.circles)), key=lambda i: scene.letters[i]):
+        x, y, r = scene.circles[k]
+        w, h = LETTER_BOX_PX[scene.letters[k]]
+        spot = None
+        for rad in (20.0, 30.0, 42.0):
+            for ang in LETTER_ANGLES:
+                u, v = x + rad * math.cos(math.radians(ang)), y - r - rad * math.sin(math.radians(ang))
+                bx = (u - w / 2, v - h / 2, u + w / 2, v + h / 2)
+                if bx[0] < 24 or bx[1] < 24 or bx[2] > 744 or bx[3] > 744:
+                    continue
+                if any(bx[0] <= o[2] and o[0] <= bx[2] and bx[1] <= o[3] and o[1] <= bx[3] for o in boxes):
+                    continue
+                own = _outline_gap(bx, scene.circles[k])
+                if own < OWN_GAP_PX + 1.5 or math.dist((u, v), (x, y)) < r:
+                    continue
+                others = [_outline_gap(bx, c) for j, c in enumerate(scene.circles) if j != k]
+                if any(g < 8.0 + 1.5 or g < own + LETTER_NEAREST_PX for g in others):
+                    continue
+                if any(_box_point(bx, p) < 8.0 + 3.5 for p in scene.probes):
+                    continue
+                spot = (u, v)
+                break
+            if spot:
+                break
+        if spot is None:
+            return None
+        placed[k] = spot
+        boxes.append((spot[0] - w / 2, spot[1] - h / 2, spot[0] + w / 2, spot[1] + h / 2))
+    return [placed[k] for k in range(len(scene.circles))]
+
+
+def _box_point(bx, p) -> float:
+    return math.hypot(max(bx[0] - p[0], 0, p[0] - bx[2]), max(bx[1] - p[1], 0, p[1] - bx[3]))
+
+
+def draw(scene: Scene, canvas: Canvas) -> None:
+    for (x, y, r), letter in zip(scene.circles, scene.letters):
+        if x - r < X_LO or x + r > X_HI or y - r < Y_LO or y + r > Y_HI:
+            raise Reject("circle_clipped")
+        shapes.circle(canvas, (x, y), r, Style(stroke=COLOURS[LETTERS.index(letter)], width_px=3.0), owner=letter)
+    for p, name in zip(scene.probes, PROBES):
+        shapes.circle(canvas, p, 3.5, Style(stroke=None, fill=BLACK), owner=name)
+    spots = letter_spots(scene)
+    if spots is None:
+        raise Reject("label_clash")
+    for k, (u, v) in enumerate(spots):
+        canvas.labels.append(draw_text_px(canvas, scene.letters[k], (u, v), LABEL))
+    for p, name in zip(scene.probes, PROBES):
+        place_label(canvas, name, p, name, LABEL.with_(font_px=18.0), radii_px=(14.0, 24.0))
+
+
+DOMAIN = Domain(
+    id="overlapping_circles", family="transformational", title="Overlapping circles",
+    scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=1,
+    description="Three to five circle outlines and four probe points: crossing points, circles containing P, "
+                "enclosed regions, the pair with the largest overlap, and the regions left once circle C is deleted.",
+    balance_keys=("crossing_points", "circles_containing_p", "enclosed_regions", "largest_overlap_pair"),
+)

@@ -1,0 +1,182 @@
+"""Domain-specific tests for combination_2d: the tiling answers re-derived by an independent tiler written here
+(cell sets and hand-written turns, not the domain's bitmask search), the minimal pair, the Q4 rephrasing, and
+examples worked on paper."""
+from functools import lru_cache
+from itertools import combinations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from grip.domain import Reject
+from grip.domains.transformational import _polyomino as pm
+from grip.domains.transformational import combination_2d as c2
+
+N_SCENES = 15
+
+
+def _accepted(seed: int, level: int) -> c2.Scene:
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        try:
+            s = c2.sample(rng, level)
+            if not c2.ladder(s).failing_margins():
+                return s
+        except Reject:
+            continue
+    raise AssertionError(f"no accepted scene for seed {seed} level {level}")
+
+
+@lru_cache(maxsize=None)
+def scenes() -> tuple[c2.Scene, ...]:
+    return tuple(_accepted(500 + i, 1 + i % 3) for i in range(N_SCENES))
+
+
+INDEX = st.integers(0, N_SCENES - 1)
+
+
+# --- an independent tiler ------------------------------------------------------------------------------------------
+
+def _norm(cells):
+    x0, y0 = min(x for x, _ in cells), min(y for _, y in cells)
+    return frozenset((x - x0, y - y0) for x, y in cells)
+
+
+def _shapes(piece, flips):
+    out, cur = set(), list(piece)
+    for _ in range(4):
+        cur = [(-y, x) for x, y in cur]                   # a quarter turn
+        out.add(_norm(cur))
+        if flips:
+            out.add(_norm([(-x, y) for x, y in cur]))     # and its mirror image
+    return out
+
+
+def covers(region, pieces, flips):
+    """Every way (as tuples of placed cell sets, one per piece) the pieces tile the region exactly."""
+    region = frozenset(region)
+    if sum(len(p) for p in pieces) != len(region):
+        return []
+    out = []
+
+    def go(left, todo, placed):
+        if not left:
+            out.append(tuple(placed))
+            return
+        first = min(left, key=lambda c: (c[1], c[0]))
+        for i in todo:
+            for sh in _shapes(pieces[i], flips):
+                for ax, ay in sh:                       # put cell (ax, ay) of the shape on `first`
+                    cells = frozenset((x - ax + first[0], y - ay + first[1]) for x, y in sh)
+                    if cells <= left:
+                        go(left - cells, [j for j in todo if j != i], placed + [(i, cells)])
+    go(region, list(range(len(pieces))), [])
+    return out
+
+
+def tiling_sets_brute(scene, flips):
+    k = c2.K[scene.level]
+    return [s for s in combinations(range(6), k)
+            if covers(scene.target, [scene.bank[i] for i in s], flips)]
+
+
+@settings(max_examples=15, deadline=None)
+@given(INDEX)
+def test_tiling_answers_match_an_independent_tiler(i):
+    s = scenes()[i]
+    lad = c2.ladder(s)
+    turns = tiling_sets_brute(s, False)
+    assert len(turns) == 1
+    assert lad.rungs[3].answer.value == tuple(c2.NUMBERS[j] for j in turns[0])
+    with_flips = tiling_sets_brute(s, True)
+    assert lad.rungs[4].answer.value == ("yes" if [x for x in with_flips if x not in turns] else "no")
+    # the open answer: the piece on the dot in every tiling by the Q4 set
+    ways = covers(s.target, [s.bank[j] for j in turns[0]], False)
+    owners = {turns[0][i] for way in ways for i, cells in way if s.dot in cells}
+    assert owners == {c2.NUMBERS.index(lad.open.answer.fields["piece"].value)}
+
+
+@settings(max_examples=30, deadline=None)
+@given(INDEX)
+def test_accepted_scenes_keep_every_rule(i):
+    s = scenes()[i]
+    lad = c2.ladder(s)
+    assert len(s.target) == c2.AREA[s.level] and pm.connected(s.target) and not pm.has_hole(s.target)
+    assert len(s.bank) == 6 and all(pm.connected(p) for p in s.bank)
+    areas = sorted((len(p) for p in s.bank), reverse=True)
+    assert areas[0] > areas[1] and len(s.bank[c2.NUMBERS.index(lad.rungs[1].answer.value)]) == areas[0]
+    k = c2.K[s.level]
+    assert lad.rungs[2].answer.value == sum(sum(len(s.bank[j]) for j in c) == len(s.target)
+                                            for c in combinations(range(6), k)) >= 3
+    assert lad.rungs[4].answer == c2.counterfactual(c2.edit(s)) and c2.edit(s).flips and not s.flips
+
+
+@settings(max_examples=30, deadline=None)
+@given(INDEX)
+def test_minimal_pair_moves_one_cell_of_one_piece(i):
+    s = scenes()[i]
+    try:
+        twin = c2.minimal_pair(s)
+    except Reject as r:
+        assert r.reason == "no_minimal_pair"
+        return
+    changed = [j for j in range(6) if twin.bank[j] != s.bank[j]]
+    assert changed == [s.twin_slot] and len(twin.bank[s.twin_slot]) == len(s.bank[s.twin_slot])
+    # P' differs from P by one cell moved (up to a translation of the drawing)
+    a, b = s.bank[s.twin_slot], twin.bank[s.twin_slot]
+    assert _best_overlap(a, b) == len(a) - 1
+    old, new = set(c2.ladder(s).rungs[3].answer.value), set(c2.ladder(twin).rungs[3].answer.value)
+    assert len(old ^ new) == 2                           # the piece Q swapped for Q'
+    assert c2.ladder(twin).rungs[0].answer == c2.ladder(s).rungs[0].answer
+    r = c2.rephrase_q4(s)
+    assert r.answer == c2.ladder(s).rungs[3].answer and r.text != c2.ladder(s).rungs[3].text
+
+
+def _best_overlap(a, b):
+    from collections import Counter
+    d = Counter((p[0] - q[0], p[1] - q[1]) for p in a for q in b)
+    return max(d.values())
+
+
+# --- examples worked on paper --------------------------------------------------------------------------------------
+
+L3 = ((0, 0), (1, 0), (0, 1))
+L4 = ((0, 0), (1, 0), (2, 0), (0, 1))        # a row of three, one cell under its left end
+J4 = ((0, 0), (1, 0), (2, 0), (2, 1))        # its mirror image: the cell under the right end
+
+
+def test_two_trominoes_tile_a_2x3_rectangle_two_ways():
+    # The 2 x 3 rectangle splits into two L-trominoes only along a "staircase": either the left L takes the top-left
+    # corner pair or the bottom-left pair. As an ordered pair of named pieces, each tiling counts twice.
+    rect = pm.mask_of([(x, y) for x in range(3) for y in range(2)])
+    found, _ = pm.tilings((L3, L3), rect, flips=False)
+    assert len(found) == 4 and len({frozenset(t) for t in found}) == 2
+
+
+def test_l_and_j_tetrominoes_in_a_2x4_rectangle():
+    # A 2 x 4 rectangle cut into two L-shaped tetrominoes: the two halves are turns of each other (half-turn
+    # symmetry), so both are L or both are J. Turning only, {L, J} never tiles it; with flips, each of the two cuts
+    # takes L and J either way round: 4 ordered tilings.
+    rect = pm.mask_of([(x, y) for x in range(4) for y in range(2)])
+    assert pm.tilings((L4, J4), rect, flips=False)[0] == []
+    assert len(pm.tilings((L4, J4), rect, flips=True)[0]) == 4
+    # Best overlap-allowed cover with turns: L on the top row's left three plus (0, 1), J turned on the bottom row's
+    # right three plus (1, 0): 7 of 8 cells, u = 1.
+    assert pm.uncovered((L4, J4), rect, flips=False) == 1
+    assert pm.uncovered((L4, L4), rect, flips=False) == 0
+    assert pm.chiral(L4) and not pm.chiral(L3) and pm.congruent(L4, J4) and not pm.congruent(L4, J4, flips=False)
+
+
+def test_small_scene_by_hand():
+    # Target: the 2 x 3 rectangle. Bank: three dominoes (areas 2), an L-tromino (3) and two single cells (1).
+    # Q1 = 6; Q2: piece 4 (area 3, unique). Triples of total 6: the three dominoes (1 set), and the L with one domino
+    # and one single cell (3 x 2 = 6 sets): Q3 = 7. Every one of them tiles (three dominoes tile 2 x 3; the L in a
+    # corner leaves a domino and a cell), so the tiling set is not unique and Q4 is rejected.
+    target = tuple(sorted((x, y) for x in range(3) for y in range(2)))
+    dom, cell = ((0, 0), (1, 0)), ((0, 0),)
+    s = c2.Scene(1, target, (dom, ((0, 0), (0, 1)), dom, L3, cell, cell), (0, 0), 0, dom)
+    assert c2.target_area(s).value == 6 and c2.largest_piece(s).value == "4"
+    assert c2.matching_sets(s).value == 7
+    assert len(c2.tiling_sets(s, False)[0]) == 7
+    with pytest.raises(Reject):
+        c2.tiling_set(s)
