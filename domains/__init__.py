@@ -23,6 +23,8 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "line_intersection": ("plane", "grip.domains.plane.line_intersection:DOMAIN"),
     "angle_estimation": ("plane", "grip.domains.plane.angle_estimation:DOMAIN"),
     "progressive_matrices": ("inductive", "grip.domains.inductive.progressive_matrices:DOMAIN"),
+    "cube_nets": ("solid", "grip.domains.solid.cube_nets:DOMAIN"),
+    "cube_structure": ("solid", "grip.domains.solid.cube_structure:DOMAIN"),
     "polyhedra": ("solid", "grip.domains.solid.polyhedra:DOMAIN"),
     "depth_height": ("solid", "grip.domains.solid.depth_height:DOMAIN"),
     "fold_punch": ("transformational", "grip.domains.transformational.fold_punch:DOMAIN"),
