@@ -28,7 +28,7 @@ build: $(STAMP)
 	$(BIN)/grip build --domain gear_trains --n $(N) --out out --workers $(WORKERS)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile tests
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/build_throughput.py

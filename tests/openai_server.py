@@ -529,6 +529,17 @@ def _check_turns(where: str, msgs: list, q: dict, template: str, replies: set[st
     return problems
 
 
+def _sound(q) -> bool:
+    """A question whose text, instruction and answer read back: a copy of a store that a test broke on purpose
+    (merged into the truth index by image) must not stand in for the real question."""
+    from grip.answers import answer_from_json
+    try:
+        answer_from_json(q["answer"])
+        return isinstance(q["text"], str) and isinstance(q["instruction"], str)
+    except Exception:  # noqa: BLE001 - any defect means: not a real question
+        return False
+
+
 def check_isolation(requests, truth: dict[str, dict], allowed_fields=ALLOWED_FIELDS) -> list[str]:
     """Problems found in the recorded chat requests (empty list: clean). A request is clean when
     (1) it has no field beyond the model, the messages and the sampling fields; (2) it is one user turn of exactly
@@ -583,14 +594,19 @@ def check_isolation(requests, truth: dict[str, dict], allowed_fields=ALLOWED_FIE
         text_part = next(p for p in parts if p["type"] == "text")
         if set(text_part) != {"type", "text"}:
             problems.append(f"{where}: text part has extra fields")
-        prompts = {prompt_text(q["text"], q["instruction"], t): (q, t) for q in row["questions"] for t in TEMPLATES}
+        prompts: dict[str, list] = {}   # one image may carry several stores' versions of a question (see truth_index)
+        for q in row["questions"]:
+            if _sound(q):
+                for t in TEMPLATES:
+                    prompts.setdefault(prompt_text(q["text"], q["instruction"], t), []).append((q, t))
         if text_part.get("text") not in prompts:
             problems.append(f"{where}: text is not the prompt template of any question of {row['id']}")
         elif len(msgs) == 3:
             if replies is None:
                 replies = served_replies()
-            q, template = prompts[text_part["text"]]
-            problems += _check_turns(where, msgs, q, template, replies)
+            # clean under the version of the question the run was made from: the one with the fewest findings
+            problems += min((_check_turns(where, msgs, q, template, replies)
+                             for q, template in prompts[text_part["text"]]), key=len)
         # The image is byte-identical to the store's and holds pixel chunks only, so its IDAT data cannot carry
         # anything the build did not draw; the small non-IDAT chunks are searched all the same.
         body_text = rec.body.decode("utf-8", "replace")

@@ -18,6 +18,7 @@ from grip.answers import answer_from_json
 from grip.builder import build
 from grip.eval.prompts import prompt_text
 
+
 SIZES = {"gear_trains": 6, "clock_reading": 22}   # clock_reading: more items than the core subset of 20
 DOMAINS = tuple(SIZES)
 CORE = 20
@@ -64,7 +65,7 @@ def value(cell: str) -> float:
     return float(cell.split(" ")[0])
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def world(tmp_path_factory):
     items = tmp_path_factory.mktemp("cli_items")
     for d, n in SIZES.items():

@@ -25,6 +25,7 @@ from grip.manifest import load_store
 from grip.eval.prompts import E3_CONDITIONS, E3_LEADS, E3_TEMPLATE_VERSION, challenge_text, prompt_text
 from grip.eval.store import ResponseStore
 
+
 DOMAINS = ("physical_stability", "clock_reading")   # of the shared store: a choice domain and a numeric one
 N = 3
 RUNGS = (1, 2, 3, 4, 5)
@@ -40,7 +41,7 @@ def first_right(index: int, position: int) -> bool:
     return (index + position) % 2 == 0
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def items(eval_items) -> Path:  # noqa: F811
     """The shared eval item store: N items of each of DOMAINS."""
     assert all(len(load_store(eval_items / d)) == N for d in DOMAINS)
@@ -66,7 +67,7 @@ def _model(truth):
     return answer
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def world(items, tmp_path_factory):
     """E1 then E3 for the three scripted models into one store, then score and report."""
     only = [a for d in DOMAINS for a in ("--domain", d)]

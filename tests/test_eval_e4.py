@@ -23,6 +23,7 @@ from grip.eval.prompts import (E4_ARMS, E4_CONSTRUCTED, E4_LEADS, E4_TEMPLATE_VE
 from grip.eval.store import ResponseStore
 from grip.manifest import load_store
 
+
 DOMAINS = ("physical_stability", "gear_trains", "clock_reading")
 N = 3
 SNAPSHOT = Path(__file__).parent / "snapshots" / f"e4_peers_{E4_TEMPLATE_VERSION}.json"
@@ -79,7 +80,7 @@ def expected(model: str, arm: str) -> dict:
     return out
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def world(eval_items, tmp_path_factory):  # noqa: F811
     only = [a for d in DOMAINS for a in ("--domain", d)]
     out = tmp_path_factory.mktemp("e4_world")

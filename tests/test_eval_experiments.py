@@ -11,11 +11,12 @@ from grip.builder import build
 from grip.eval import experiments as X
 from grip.renderers.canvas import decode_png
 
+
 REPO = Path(__file__).resolve().parents[1]
 SIZES = {"physical_stability": 3, "gear_trains": 3, "clock_reading": 21}  # clock_reading: more than the core 20
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def store(tmp_path_factory):
     out = tmp_path_factory.mktemp("items")
     for d, n in SIZES.items():

@@ -18,6 +18,7 @@ from grip.eval.prompts import prompt_text
 from grip.eval.scoring import ScoringError, read_scored
 from grip.eval.store import ResponseStore
 
+
 DOMAIN = "clock_reading"
 N = 3
 
@@ -56,7 +57,7 @@ def _judge_faults(req, seen):
     return Fault.status(400) if "[judge_fails]" in text else None
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def world(eval_items, tmp_path_factory):  # noqa: F811
     out = tmp_path_factory.mktemp("judge")
     truth = truth_index([eval_items])

@@ -22,6 +22,7 @@ from grip.cli import main
 from grip.grain import SIGMAS
 from grip.manifest import grain_rel, load_store
 
+
 sys.path.insert(0, str(Path(__file__).parent))
 from hub_server import OUTSIDER, READER, WRITER, HubServer  # noqa: E402
 
@@ -31,7 +32,7 @@ ALLOWED_SIZES = {"n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "10M
                  "1B<n<10B", "10B<n<100B", "100B<n<1T", "n>1T"}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def store(tmp_path_factory):
     out = tmp_path_factory.mktemp("build")
     for d in DOMAINS:
@@ -39,12 +40,12 @@ def store(tmp_path_factory):
     return out
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def facts(store):
     return store_facts(store)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def exported(store, tmp_path_factory):
     """`grip export` of a copy of the build, whose PNGs are then deleted: the Hub copy must stand alone."""
     base = tmp_path_factory.mktemp("hub")
@@ -58,7 +59,7 @@ def exported(store, tmp_path_factory):
     return dest
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def local_loaded(exported, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("load")
     return load_in_subprocess(tmp, [(str(exported), "", DOMAINS)], hf_env(tmp))[0]

@@ -13,6 +13,7 @@ from grip import domains, hub
 from grip.manifest import load_store
 from grip.release import load_recipe
 
+
 TINY = """
 [release]
 name = "grip-tiny"
@@ -39,7 +40,7 @@ def files(root: Path, skip=("build.json", ".lock")) -> dict:
             for p in sorted(root.rglob("*")) if p.is_file() and p.name not in skip}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def tiny(tmp_path_factory):
     base = tmp_path_factory.mktemp("release")
     (base / "tiny.toml").write_text(TINY)
@@ -170,7 +171,7 @@ core = 1
 """
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def drift_release(tmp_path_factory):
     base = tmp_path_factory.mktemp("drift")
     (base / "m.toml").write_text(DRIFT)

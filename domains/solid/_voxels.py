@@ -1,0 +1,203 @@
+"""Unit-cube sets shared by `orthographic` and `combination_3d`: connectivity, rotations and canonical forms,
+binary view grids, and the visibility fractions their margins need (rays from sample points on a face toward the
+TRI viewer, slab-tested against every cube: exact up to the 1/25 sampling step).
+
+A voxel set is a collection of integer (x, y, z) triples; cube c fills c .. c + (1, 1, 1). A view grid is a tuple of
+strings, top row first, '#' filled and '-' empty, cropped to its filled cells."""
+from __future__ import annotations
+
+import functools
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from grip.renderers import projection as pj
+
+Cube = tuple[int, int, int]
+FILLED, EMPTY = "#", "-"
+
+
+def neighbours(c: Sequence[int]) -> list[Cube]:
+    x, y, z = c
+    return [(x + 1, y, z), (x - 1, y, z), (x, y + 1, z), (x, y - 1, z), (x, y, z + 1), (x, y, z - 1)]
+
+
+def connected(cubes: Iterable[Sequence[int]]) -> bool:
+    """Face-connected (an empty set is not)."""
+    s = {tuple(c) for c in cubes}
+    if not s:
+        return False
+    start = next(iter(sorted(s)))
+    seen, todo = {start}, [start]
+    while todo:
+        x, y, z = todo.pop()
+        for n in ((x + 1, y, z), (x - 1, y, z), (x, y + 1, z), (x, y - 1, z), (x, y, z + 1), (x, y, z - 1)):
+            if n in s and n not in seen:
+                seen.add(n)
+                todo.append(n)
+    return len(seen) == len(s)
+
+
+def normalise(cubes: Iterable[Sequence[int]]) -> tuple[Cube, ...]:
+    """Translated so that the minimum corner is at the origin, sorted."""
+    s = {(int(c[0]), int(c[1]), int(c[2])) for c in cubes}
+    x0, y0, z0 = min(c[0] for c in s), min(c[1] for c in s), min(c[2] for c in s)
+    return tuple(sorted((x - x0, y - y0, z - z0) for x, y, z in s))
+
+
+def rotations(cubes: Iterable[Sequence[int]]) -> list[tuple[Cube, ...]]:
+    """The normalised images under the 24 proper rotations, in `pj.CUBE_ROTATIONS` order."""
+    a = np.asarray(sorted({tuple(c) for c in cubes}), dtype=int).reshape(-1, 3)
+    return [normalise(a @ m.T) for m in pj.CUBE_ROTATIONS]
+
+
+def canonical(cubes: Iterable[Sequence[int]]) -> tuple[Cube, ...]:
+    """The smallest normalised rotation: two sets are rotations of each other iff their canonical forms agree."""
+    return _canonical(normalise(cubes))
+
+
+_ROT = np.stack(pj.CUBE_ROTATIONS)             # (24, 3, 3)
+
+
+@functools.lru_cache(maxsize=16384)
+def _canonical(cubes: tuple[Cube, ...]) -> tuple[Cube, ...]:
+    """All 24 rotations at once: rotate, move each to the origin, sort the cubes by (x, y, z) code, keep the
+    smallest sequence (the same choice as min(rotations(cubes)))."""
+    a = np.asarray(cubes, dtype=np.int64)
+    r = np.einsum("kij,nj->kni", _ROT, a)
+    r = r - r.min(axis=1, keepdims=True)
+    codes = np.sort((r[..., 0] * 64 + r[..., 1]) * 64 + r[..., 2], axis=1)
+    best = min(tuple(int(v) for v in row) for row in codes)
+    return tuple((c // 4096, (c // 64) % 64, c % 64) for c in best)
+
+
+def mirror(cubes: Iterable[Sequence[int]]) -> tuple[Cube, ...]:
+    """Reflection in the plane x = 0, normalised."""
+    return normalise((-c[0], c[1], c[2]) for c in cubes)
+
+
+def achiral(cubes: Iterable[Sequence[int]]) -> bool:
+    return canonical(mirror(cubes)) == canonical(cubes)
+
+
+def box_size(cubes: Iterable[Sequence[int]]) -> tuple[int, int, int]:
+    a = np.asarray([tuple(c) for c in cubes], dtype=int).reshape(-1, 3)
+    return tuple(int(v) for v in a.max(axis=0) - a.min(axis=0) + 1)
+
+
+def occupancy(cubes: Iterable[Sequence[int]]) -> np.ndarray:
+    """Normalised cube set as a boolean array over its bounding box."""
+    a = np.asarray(normalise(cubes), dtype=int).reshape(-1, 3)
+    occ = np.zeros(tuple(a.max(axis=0) + 1), dtype=np.int32)
+    occ[a[:, 0], a[:, 1], a[:, 2]] = 1
+    return occ
+
+
+def best_overlap_difference(a: Iterable[Sequence[int]], b: Iterable[Sequence[int]]) -> int:
+    """Smallest symmetric difference (cubes) between set a and any rotation + translation of set b."""
+    A = occupancy(a)
+    best = 0
+    for rb in set(rotations(b)):
+        B = occupancy(rb)
+        pad = np.pad(A, [(n, n) for n in B.shape])
+        win = np.lib.stride_tricks.sliding_window_view(pad, B.shape)
+        best = max(best, int(np.einsum("ijklmn,lmn->ijk", win, B).max()))
+    return int(A.sum() + len(normalise(b)) - 2 * best)
+
+
+# --- view grids -------------------------------------------------------------------------------------------------
+
+def grid_of(cells: Iterable[tuple[int, int]]) -> tuple[str, ...]:
+    """(row, col) cells, row growing downward, cropped to their bounding box."""
+    cs = set(cells)
+    if not cs:
+        return ()
+    r0, c0 = min(r for r, _ in cs), min(c for _, c in cs)
+    r1, c1 = max(r for r, _ in cs), max(c for _, c in cs)
+    return tuple("".join(FILLED if (r, c) in cs else EMPTY for c in range(c0, c1 + 1)) for r in range(r0, r1 + 1))
+
+
+def cells_of(grid: Sequence[str]) -> set[tuple[int, int]]:
+    return {(r, c) for r, row in enumerate(grid) for c, ch in enumerate(row) if ch == FILLED}
+
+
+def flip(grid: Sequence[str]) -> tuple[str, ...]:
+    """Left-right mirror image."""
+    return tuple(row[::-1] for row in grid)
+
+
+def _array(grid: Sequence[str]) -> np.ndarray:
+    return np.array([[ch == FILLED for ch in row] for row in grid], dtype=np.int32)
+
+
+@functools.lru_cache(maxsize=4096)
+def grid_distance(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    """Cells filled in exactly one of two grids at the relative shift that minimises that number."""
+    A, B = _array(a), _array(b)
+    hb, wb = B.shape
+    pad = np.pad(A, ((hb, hb), (wb, wb)))
+    win = np.lib.stride_tricks.sliding_window_view(pad, B.shape)
+    overlap = np.einsum("ijkl,kl->ij", win, B)
+    return int(A.sum() + B.sum() - 2 * overlap.max())
+
+
+def grid_connected(grid: Sequence[str]) -> bool:
+    cs = cells_of(grid)
+    if not cs:
+        return False
+    start = min(cs)
+    seen, todo = {start}, [start]
+    while todo:
+        r, c = todo.pop()
+        for n in ((r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)):
+            if n in cs and n not in seen:
+                seen.add(n)
+                todo.append(n)
+    return len(seen) == len(cs)
+
+
+# --- visibility in TRI ------------------------------------------------------------------------------------------
+
+_CAM = pj.TRI
+AXES = ("+x", "+y", "+z")
+_STEP = {"+x": (1, 0, 0), "+y": (0, 1, 0), "+z": (0, 0, 1)}
+SAMPLES = 5                      # a face is sampled at SAMPLES x SAMPLES cell centres: fractions in 1/25 steps
+_T = (np.arange(SAMPLES) + 0.5) / SAMPLES
+_UV = np.array([(a, b) for a in _T for b in _T])
+_FACE_POINTS = {}
+for _ax in AXES:
+    _k = "xyz".index(_ax[1])
+    _p = np.zeros((len(_UV), 3))
+    _p[:, _k] = 1.0
+    _p[:, [i for i in range(3) if i != _k]] = _UV
+    _FACE_POINTS[_ax] = _p
+
+
+_TEMPLATES = np.stack([_FACE_POINTS[ax] for ax in AXES])        # (3, S^2, 3)
+
+
+def face_visibility(cubes: Iterable[Sequence[int]], faces: Sequence[tuple[Sequence[int], str]],
+                    cam: pj.OrthoCamera = _CAM) -> np.ndarray:
+    """Visible fraction of each (cube, axis) face: the share of its sample points whose ray toward the viewer
+    (direction cam.w) meets no cube of the set (slab test against every cube). The face's own cube may or may not
+    be in the set; a face glued to a cube of the set is hidden (its rays start inside that cube)."""
+    if not faces:
+        return np.zeros(0)
+    occ = np.asarray(sorted({tuple(int(v) for v in c) for c in cubes}), dtype=float).reshape(-1, 3)
+    inv = 1.0 / np.asarray(cam.w, dtype=float)
+    base = np.asarray([c for c, _ in faces], dtype=float)                                     # (F, 3)
+    kind = np.asarray([AXES.index(ax) for _, ax in faces])
+    pts = (base[:, None, :] + _TEMPLATES[kind]).reshape(-1, 3)                                 # (F * S^2, 3)
+    lo = [(occ[None, :, i] - pts[:, i, None]) * inv[i] for i in range(3)]                    # 3 x (P, C)
+    t_in = np.maximum(np.maximum(lo[0], lo[1]), lo[2])
+    t_out = np.minimum(np.minimum(lo[0] + inv[0], lo[1] + inv[1]), lo[2] + inv[2])
+    hit = (t_out > np.maximum(t_in, 1e-9)).any(axis=1)
+    return 1.0 - hit.reshape(len(faces), -1).mean(axis=1)
+
+
+def best_face_visibility(cubes: Iterable[Sequence[int]], probes: Sequence[Sequence[int]]) -> np.ndarray:
+    """Per probe cube (in the set or not): the best visible fraction among its +x, +y, +z faces."""
+    if not len(probes):
+        return np.zeros(0)
+    faces = [(c, ax) for c in probes for ax in AXES]
+    return face_visibility(cubes, faces).reshape(len(probes), 3).max(axis=1)

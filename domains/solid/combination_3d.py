@@ -1,0 +1,594 @@
+"""3D combination: an orange piece P of unit cubes drawn in place inside the thin wireframe of a rectangular block,
+and four grey candidate pieces 1-4, each drawn alone in one of the 24 rotations. The ladder walks piece size -> gap
+size -> candidates of the gap's size -> which candidate fills the gap -> which one would fill it once the starred
+cube is taken out; the open question asks whether the gap's mirror image would fit too.
+
+Rules: the gap G is the block minus P (one face-connected polycube). A candidate fills it iff one of its 24 proper
+rotations, translated to the origin, equals G translated to the origin (canonical forms agree); mirror images are
+not rotations unless G is achiral. Answers come from the latent cube sets, never from the picture.
+Ambiguity boundaries: (1) a wrong candidate too close to the right shape. Distance = the best-alignment symmetric
+difference in cubes; the margin stores a lower bound that needs no search (0 for a rotation of G, 2 for another
+shape of |G| cubes, by parity, and the size difference otherwise), which must be >= 1. (2) A cube hidden in a
+drawing, or an empty place that would not show if filled: every drawn cube keeps >= `VISIBLE` of one face in view,
+every gap cell would show >= `VISIBLE` of one face if it alone were added to P, and so would every empty cell of a
+candidate's bounding box that touches it (so no drawing looks like a fuller shape).
+Sizes: level 1 gaps have 4 cubes (only two trominoes exist, too few for three distinct candidates of the gap's
+size), level 2 pieces at least 5 (level 1 already fixes |P| = 4), and a box-shaped gap (a whole layer) is refused.
+Legibility: every drawing at 48 px per cube edge, candidate numbers bold 24 px, star on the most visible face."""
+from __future__ import annotations
+
+import functools
+import itertools
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from grip.answers import Choice, Count, Ordered, Record
+from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.renderers import projection as pj
+from grip.renderers.canvas import SAFE_BORDER_PX, Canvas
+from grip.renderers.style import BLACK, GREY, LABEL, OKABE_ITO, WHITE
+from grip.renderers.text import draw_text_px
+
+from . import _voxels as vx
+
+BLOCKS = {1: ((2, 2, 2),), 2: ((2, 2, 3), (2, 3, 3)), 3: ((2, 3, 3),)}
+# Level 1 gaps have 4 cubes: only two trominoes exist, too few for three distinct candidates of the gap's size.
+GAP = {1: (4, 4), 2: (3, 9), 3: (6, 9)}
+PIECE = {1: (4, 12), 2: (5, 12), 3: (9, 12)}  # L2 >= 5: level 1 already fixes |P| = 4 for a third of the items
+VISIBLE = 0.25                       # best visible face fraction of a drawn cube or a would-be added one
+GROW_BIAS = 10.0                      # weight of a cell just in front of the gap when growing it
+SEED_SHEET = 0.5                     # share of gaps grown from the thin side's front sheet (2x3x3)
+SEED_FRONT = 0.25                    # share of gaps grown from the block's nearest corner
+GAP_TRIES = 200
+STAR_VISIBLE = 0.60                  # the starred face must show most of itself
+OPTIONS = ("1", "2", "3", "4")
+NONE = "none"
+FIT = OPTIONS + (NONE,)
+YES, NO = "yes", "no"
+CAM = pj.TRI
+S_PX = 48.0                          # cube edge in every drawing (>= 45: min lattice image 0.334 edge = 16 px)
+ORANGE = OKABE_ITO["orange"]
+WIRE = (0.45, 0.45, 0.45)
+SPLIT_U = 300.0                      # block on the left of this column, candidates in a 2 x 2 grid on the right
+PREAMBLE = ("Pieces may be turned but not mirrored. No cube is hidden: every cube in every drawing shows at least "
+            "part of a face.")
+
+
+@dataclass(frozen=True)
+class Scene:
+    level: int                                            # 1..3
+    block: tuple[int, int, int]                           # block size along x, y, z (cubes)
+    piece: tuple[tuple[int, int, int], ...]               # P, sorted cells inside the block
+    star: tuple[int, int, int]                            # the starred cube of P (touches G, P minus it connected)
+    candidates: tuple[tuple[tuple[int, int, int], ...], ...]  # four cube sets as drawn (normalised, <= 3x3x3)
+    kinds: tuple[str, ...]                                # per candidate: gap|mirror|moved|other|star|decoy|minus|size
+
+
+# --- geometry (pure) -----------------------------------------------------------------------------------------------
+
+def block_cells(scene: Scene) -> list[tuple[int, int, int]]:
+    a, b, c = scene.block
+    return [(x, y, z) for x in range(a) for y in range(b) for z in range(c)]
+
+
+def gap(scene: Scene) -> tuple[tuple[int, int, int], ...]:
+    p = set(scene.piece)
+    return tuple(c for c in block_cells(scene) if c not in p)
+
+
+def fitting(scene: Scene, cells) -> list[int]:
+    """Candidates (indices) that are a rotation of `cells`."""
+    want = vx.canonical(cells)
+    return [i for i, c in enumerate(scene.candidates) if vx.canonical(c) == want]
+
+
+def separation(scene: Scene, cells) -> int:
+    """Lower bound on the best-alignment difference from `cells` to the nearest candidate that is not a rotation
+    of it (see the module docstring)."""
+    want = vx.canonical(cells)
+    out = []
+    for c in scene.candidates:
+        if vx.canonical(c) == want:
+            continue
+        out.append(2 if len(c) == len(want) else abs(len(c) - len(want)))
+    return min(out)
+
+
+def _probe_cells(cubes) -> list[tuple[int, int, int]]:
+    """Empty cells of the bounding box that touch the set."""
+    s = set(cubes)
+    a = np.asarray(sorted(s))
+    lo, hi = a.min(axis=0), a.max(axis=0)
+    return [(x, y, z) for x in range(lo[0], hi[0] + 1) for y in range(lo[1], hi[1] + 1)
+            for z in range(lo[2], hi[2] + 1)
+            if (x, y, z) not in s and any(n in s for n in vx.neighbours((x, y, z)))]
+
+
+@functools.lru_cache(maxsize=1024)
+def drawing_visibility(cubes) -> tuple[float, float]:
+    """(min best-face fraction over the cubes, min over empty touching cells of the bounding box if added)."""
+    probes = _probe_cells(cubes)
+    a = vx.best_face_visibility(cubes, list(cubes)).min()
+    b = vx.best_face_visibility(cubes, probes).min() if probes else 1.0
+    return float(a), float(b)
+
+
+@functools.lru_cache(maxsize=1024)
+def _block_visibility(piece, gap_cells) -> tuple[float, float]:
+    a = vx.best_face_visibility(piece, list(piece)).min()
+    b = vx.best_face_visibility(piece, list(gap_cells)).min()
+    return float(a), float(b)
+
+
+def star_face(scene: Scene) -> tuple[str, float]:
+    """The starred cube's most visible face and its visible fraction."""
+    f = vx.face_visibility(scene.piece, [(scene.star, ax) for ax in vx.AXES])
+    k = int(np.argmax(f))
+    return vx.AXES[k], float(f[k])
+
+
+# --- answers -------------------------------------------------------------------------------------------------------
+
+def piece_count(scene: Scene) -> Count:
+    return Count(len(scene.piece), low=1, high=18)
+
+
+def gap_count(scene: Scene) -> Count:
+    return Count(len(gap(scene)), low=1, high=18)
+
+
+def same_size(scene: Scene) -> Ordered:
+    n = len(gap(scene))
+    return Ordered(tuple(OPTIONS[i] for i, c in enumerate(scene.candidates) if len(c) == n), "ascending order",
+                   OPTIONS, as_set=True)
+
+
+def gap_fit(scene: Scene) -> Choice:
+    hits = fitting(scene, gap(scene))
+    if len(hits) > 1:
+        raise Reject("two_candidates_fit")
+    return Choice(OPTIONS[hits[0]] if hits else NONE, FIT)
+
+
+def edit(scene: Scene) -> Scene:
+    """Take the starred cube out of the orange piece: the gap grows by that cell."""
+    return replace(scene, piece=tuple(c for c in scene.piece if c != scene.star))
+
+
+counterfactual = gap_fit
+
+
+def mirror_fits(scene: Scene) -> Record:
+    return Record((("mirror_fits", Choice(YES if vx.achiral(gap(scene)) else NO, (YES, NO))),))
+
+
+# --- ladder --------------------------------------------------------------------------------------------------------
+
+def ladder(scene: Scene) -> Ladder:
+    g = gap(scene)
+    p_vis, g_vis = _block_visibility(scene.piece, g)
+    c_vis = [drawing_visibility(c) for c in scene.candidates]
+    edited = edit(scene)
+    rungs = (
+        Question(1, "piece_count", f"{PREAMBLE} How many cubes make up the orange piece?", piece_count(scene),
+                 Margin(p_vis, "fraction", VISIBLE, "a cube of the orange piece hidden")),
+        Question(2, "gap_count", f"{PREAMBLE} The orange piece sits inside the block outlined in grey. How many "
+                 "cubes are missing from the complete block?", gap_count(scene),
+                 Margin(g_vis, "fraction", VISIBLE, "a missing cube that would not show if it were put back")),
+        Question(3, "same_size_candidates", f"{PREAMBLE} Which of the grey candidates 1-4 have exactly as many "
+                 "cubes as are missing from the block?", same_size(scene),
+                 Margin(min(v[0] for v in c_vis), "fraction", VISIBLE, "a cube of a candidate hidden")),
+        Question(4, "gap_fit", f"{PREAMBLE} Which candidate, turned as needed but not mirrored, exactly fills the "
+                 "empty space of the block? Answer 'none' if no candidate does.", gap_fit(scene),
+                 Margin(float(separation(scene, g)), "cubes", 1.0, "a wrong candidate that is a rotation of the gap")),
+        Question(5, "gap_fit_without_star", f"{PREAMBLE} If the cube marked with a star were taken out of the orange "
+                 "piece (nothing else moves), which candidate, turned as needed but not mirrored, would exactly "
+                 "fill the empty space then? Answer 'none' if no candidate would.", counterfactual(edited),
+                 Margin(float(separation(scene, gap(edited))), "cubes", 1.0,
+                        "a wrong candidate that is a rotation of the enlarged gap"),
+                 edit="take the starred cube out of the orange piece"),
+    )
+    open_q = Question(6, "mirror_fits", f"{PREAMBLE} Imagine the piece that exactly fills the empty space of the "
+                      "block, and its mirror image. Could the mirror image also fill the space after turning? "
+                      "Explain.", mirror_fits(scene),
+                      Margin(min(v[1] for v in c_vis), "fraction", VISIBLE,
+                             "an empty place beside a candidate that would not show if filled"))
+    return Ladder(rungs, open_q)
+
+
+def rephrase_q4(scene: Scene) -> Question:
+    q4 = ladder(scene).rungs[3]
+    return Question(4, "gap_occupant", f"{PREAMBLE} Which candidate, after rotation, occupies exactly the cells that "
+                    "the orange piece leaves empty in the block? Answer 'none' if no candidate does.",
+                    q4.answer, q4.margin)
+
+
+# --- candidates and the minimal pair ---------------------------------------------------------------------------------
+
+def fits_box(cubes) -> bool:
+    return all(d <= 3 for d in vx.box_size(cubes))
+
+
+def moves(cubes):
+    """Every set made by moving one cube to an empty cell beside the rest, connected and inside 3x3x3, rotations of
+    `cubes` left out: yielded normalised, in a fixed order (cube moved, then target cell, both sorted)."""
+    s = set(cubes)
+    own = vx.canonical(cubes)
+    seen = set()
+    for g in sorted(s):
+        rest = s - {g}
+        if not vx.connected(rest):
+            continue
+        for c in sorted({n for r in rest for n in vx.neighbours(r)} - s):
+            new = vx.normalise(rest | {c})
+            if new not in seen:
+                seen.add(new)
+                if fits_box(new) and vx.canonical(new) != own:
+                    yield new
+
+
+def random_move(rng, cubes, tries: int = 20):
+    """One cube moved to a random empty cell beside the rest (connected, inside 3x3x3, not a rotation of the
+    original), or None."""
+    s = sorted(set(cubes))
+    own = vx.canonical(s)
+    for _ in range(tries):
+        g = s[int(rng.integers(len(s)))]
+        rest = set(s) - {g}
+        cells = sorted({n for r in rest for n in vx.neighbours(r)} - set(s))
+        c = cells[int(rng.integers(len(cells)))]
+        new = rest | {c}
+        if vx.connected(rest) and fits_box(new) and vx.canonical(new) != own:
+            return vx.normalise(new)
+    return None
+
+
+def _visible_drawing(cubes) -> bool:
+    a, b = drawing_visibility(vx.normalise(cubes))
+    return a >= VISIBLE and b >= VISIBLE
+
+
+def minimal_pair(scene: Scene) -> Scene:
+    """Q4 = k: move one cube of candidate k so that it is no longer a rotation of G (Q4 becomes none). Q4 = none:
+    the 'moved' candidate gets its cube moved back (it becomes correct). The first move in sorted order that keeps
+    the four candidates distinct shapes and the drawing's visibility."""
+    g = gap(scene)
+    q4 = gap_fit(scene).value
+    k = OPTIONS.index(q4) if q4 != NONE else scene.kinds.index("moved") if "moved" in scene.kinds else None
+    if k is None:
+        raise Reject("no_minimal_pair")
+    shapes = {vx.canonical(c) for i, c in enumerate(scene.candidates) if i != k}
+    want = vx.canonical(g)
+    for new in moves(scene.candidates[k]):
+        canon = vx.canonical(new)
+        if canon in shapes or (q4 == NONE) != (canon == want) or not _visible_drawing(new):
+            continue
+        kinds = list(scene.kinds)
+        kinds[k] = "moved" if q4 != NONE else "gap"
+        twin = replace(scene, candidates=scene.candidates[:k] + (new,) + scene.candidates[k + 1:],
+                       kinds=tuple(kinds))
+        if not ladder(twin).failing_margins():
+            return twin
+    raise Reject("no_minimal_pair")
+
+
+def _random_polycube(rng, n: int) -> tuple | None:
+    cells = {(int(rng.integers(3)), int(rng.integers(3)), int(rng.integers(3)))}
+    while len(cells) < n:
+        front = sorted({m for c in cells for m in vx.neighbours(c) if all(0 <= v < 3 for v in m)} - cells)
+        if not front:
+            return None
+        cells.add(front[int(rng.integers(len(front)))])
+    return vx.normalise(cells)
+
+
+def _grow_gap(rng, block, n: int, sym_axis: int | None) -> set | None:
+    """A connected set of about n block cells, mirror-symmetric across the block's mid-plane normal to `sym_axis`
+    when given (then achiral). Cells whose +x, +y, +z neighbours are gap cells or outside the block (behind the
+    gap, as seen) are likelier, GROW_BIAS per such neighbour: the gap stays open toward the viewer, so that its
+    cells and the piece cubes behind it remain in view."""
+    def mirror(c):
+        if sym_axis is None:
+            return c
+        c = list(c)
+        c[sym_axis] = block[sym_axis] - 1 - c[sym_axis]
+        return tuple(c)
+
+    def inside(c):
+        return 0 <= c[0] < block[0] and 0 <= c[1] < block[1] and 0 <= c[2] < block[2]
+
+    def covered(c):
+        x, y, z = c
+        return ((x + 1 >= block[0] or (x + 1, y, z) in g) + (y + 1 >= block[1] or (x, y + 1, z) in g)
+                + (z + 1 >= block[2] or (x, y, z + 1) in g))
+
+    r = rng.random()
+    if r < SEED_SHEET and min(block) == 2 and max(block) == 3:
+        # The cells of the thin (2-cube) side just in front of the cubes that nothing else could show: a gap
+        # there keeps every piece cube behind it in view.
+        t = block.index(2)
+        g = {tuple(1 if i == t else c[i] for i in range(3))
+             for c in itertools.product(*(range(d - 1) for d in block))}
+        g |= {mirror(c) for c in g}
+    elif r < SEED_SHEET + SEED_FRONT:
+        start = tuple(d - 1 for d in block)
+        g = {start, mirror(start)}
+    else:
+        start = tuple(int(rng.integers(d)) for d in block)
+        g = {start, mirror(start)}
+    front = {m for c in g for m in vx.neighbours(c) if inside(m)} - g
+    while len(g) < n:
+        if not front:
+            return None
+        cells = sorted(front)
+        w = np.cumsum([GROW_BIAS ** covered(c) for c in cells])
+        c = cells[min(int(np.searchsorted(w, rng.random() * w[-1], side="right")), len(cells) - 1)]
+        for new in {c, mirror(c)}:
+            g.add(new)
+            front.discard(new)
+            front |= {m for m in vx.neighbours(new) if inside(m) and m not in g}
+    return g if vx.connected(g) else None
+
+
+def _buried(piece, block) -> bool:
+    """A piece cube whose +x, +y and +z neighbours are all piece cubes shows no face (the quick test that rejects
+    most candidate gaps before the visibility sampling)."""
+    p = set(piece)
+    return any((x + 1, y, z) in p and (x, y + 1, z) in p and (x, y, z + 1) in p for x, y, z in p)
+
+
+def _turned(rng, cubes) -> tuple | None:
+    """The set in a random one of the 24 rotations whose drawing passes the visibility rules."""
+    a = np.asarray(cubes)
+    tried = set()
+    for i in rng.permutation(24):
+        t = vx.normalise(a @ pj.CUBE_ROTATIONS[int(i)].T)
+        if t not in tried:                  # a symmetric shape repeats itself under some rotations
+            tried.add(t)
+            if _visible_drawing(t):
+                return t
+    return None
+
+
+def _slots(rng, q4: int, q5: int, length: int) -> list[int]:
+    """Slots of the candidates with |G| cubes: Q4's slot (if any) in, Q5's slot (if any) out."""
+    inside = [q4] if q4 < 4 else []
+    free = [int(i) for i in rng.permutation(4) if i not in inside and i != q5]
+    return sorted(inside + free[: length - len(inside)])
+
+
+def _same_size(rng, level: int, g, need: int, q4_none: bool) -> list | None:
+    """`need` distractors of |G| cubes: a moved copy first when Q4 is none, the mirror image when G is chiral
+    (levels 2-3), then moved copies and other shapes."""
+    own = vx.canonical(g)
+    out: list[tuple[str, tuple]] = []
+    seen = {own}
+
+    def take(kind, cubes):
+        canon = vx.canonical(cubes)
+        if canon not in seen and fits_box(cubes):
+            seen.add(canon)
+            out.append((kind, vx.normalise(cubes)))
+
+    if q4_none:
+        moved = random_move(rng, g)
+        if moved is None:
+            return None
+        take("moved", moved)
+    if level >= 2 and not vx.achiral(g) and len(out) < need:
+        take("mirror", vx.mirror(g))
+    for _ in range(12):
+        if len(out) >= need:
+            break
+        moved = random_move(rng, g, tries=3) if rng.random() < 0.5 else None
+        if moved is not None:
+            take("moved", moved)
+        else:
+            other = _random_polycube(rng, len(g))
+            if other is not None:
+                take("other", other)
+    return out if len(out) == need else None
+
+
+def _other_size(rng, g, piece, star, need: int, q5_none: bool) -> list | None:
+    """`need` candidates whose size is not |G|: decoys G + one other piece cube beside G (one first when Q5 is
+    none), G less one cube, other shapes; none of them a rotation of G + star."""
+    gs = vx.canonical(set(g) | {star})
+    decoys = [vx.normalise(set(g) | {c}) for c in sorted(piece)
+              if c != star and any(n in set(g) for n in vx.neighbours(c))]
+    minus = [vx.normalise(set(g) - {c}) for c in sorted(g) if len(g) > 2 and vx.connected(set(g) - {c})]
+    out: list[tuple[str, tuple]] = []
+    seen = {gs, vx.canonical(g)}
+
+    def take(kind, cubes):
+        canon = vx.canonical(cubes)
+        if canon not in seen and fits_box(cubes) and len(cubes) != len(g):
+            seen.add(canon)
+            out.append((kind, vx.normalise(cubes)))
+
+    if q5_none and decoys:
+        for i in rng.permutation(len(decoys)):
+            take("decoy", decoys[int(i)])
+            if out:
+                break
+    for _ in range(12):
+        if len(out) >= need:
+            break
+        r = rng.random()
+        if r < 0.4 and decoys:
+            take("decoy", decoys[int(rng.integers(len(decoys)))])
+        elif r < 0.7 and minus:
+            take("minus", minus[int(rng.integers(len(minus)))])
+        else:
+            other = _random_polycube(rng, len(g) + int(rng.choice([-2, -1, 1, 2])))
+            if other is not None and len(other) >= 2:
+                take("size", other)
+    return out if len(out) == need else None
+
+
+def _block_and_gap(rng, level: int, achiral: bool):
+    """(block, gap, piece, star choices) passing every rule of the block drawing, or None after many cheap tries
+    (at level 3 only a few per cent of grown gaps leave every piece cube and gap cell in view)."""
+    for _ in range(GAP_TRIES):
+        dims = BLOCKS[level][int(rng.integers(len(BLOCKS[level])))]
+        block = tuple(int(d) for d in rng.permutation(dims))
+        total = block[0] * block[1] * block[2]
+        lo = max(GAP[level][0], total - PIECE[level][1])
+        hi = min(GAP[level][1], total - PIECE[level][0])
+        g = _grow_gap(rng, block, int(rng.integers(lo, hi + 1)), int(rng.integers(3)) if achiral and rng.random() < 0.5 else None)
+        if g is None or not lo <= len(g) <= hi or int(np.prod(vx.box_size(g))) == len(g):
+            continue                               # a box-shaped gap (a whole layer) is no puzzle
+        cells = [(x, y, z) for x in range(block[0]) for y in range(block[1]) for z in range(block[2])]
+        piece = tuple(c for c in cells if c not in g)
+        if _buried(piece, block) or not vx.connected(piece) or vx.achiral(g) != achiral:
+            continue
+        gt = tuple(sorted(g))
+        if min(_block_visibility(piece, gt)) < VISIBLE:
+            continue
+        stars = [c for c in piece if any(n in g for n in vx.neighbours(c)) and vx.connected(set(piece) - {c})]
+        vis = vx.face_visibility(piece, [(c, ax) for c in stars for ax in vx.AXES]).reshape(-1, 3).max(axis=1)
+        stars = [c for c, v in zip(stars, vis) if v >= STAR_VISIBLE]
+        if stars:
+            return block, gt, piece, stars
+    return None
+
+
+def sample(rng: np.random.Generator, level: int) -> Scene:
+    if level not in (1, 2, 3):
+        raise ValueError(f"combination_3d: level must be 1..3, got {level}")
+    q4 = int(rng.integers(5))                      # targets first: Q4 slot (4 = none), Q5 slot, Q3 length, open
+    q5 = int(rng.integers(5))
+    while q4 < 4 and q5 == q4:
+        q5 = int(rng.integers(5))
+    length = int(rng.integers(2, 4))
+    achiral = bool(rng.integers(2))
+    found = _block_and_gap(rng, level, achiral)
+    if found is None:
+        raise Reject("no_gap")
+    block, gt, piece, stars = found
+    for _ in range(8):
+        star = stars[int(rng.integers(len(stars)))]
+        inside = _slots(rng, q4, q5, length)
+        same = _same_size(rng, level, gt, len(inside) - (q4 < 4), q4 == 4)
+        other = _other_size(rng, gt, piece, star, 4 - len(inside) - (q5 < 4), q5 == 4)
+        if same is None or other is None:
+            continue
+        if level == 3 and any(k == "mirror" for k, _ in same) and not (
+                q5 < 4 or any(k in ("moved", "decoy", "minus") for k, _ in same + other)):
+            continue                               # the mirror distractor comes with one one cube away from G
+        slots: list = [None] * 4
+        if q4 < 4:
+            slots[q4] = ("gap", vx.normalise(gt))
+        if q5 < 4:
+            slots[q5] = ("star", vx.normalise(set(gt) | {star}))
+        fill_in, fill_out = iter(same), iter(other)
+        for i in range(4):
+            if slots[i] is None:
+                slots[i] = next(fill_in) if i in inside else next(fill_out)
+        turned = [_turned(rng, c) for _, c in slots]
+        if any(t is None for t in turned):
+            continue
+        scene = Scene(level, block, piece, star, tuple(turned), tuple(k for k, _ in slots))
+        if ladder(scene).failing_margins():
+            continue
+        try:
+            minimal_pair(scene)
+        except Reject:
+            continue
+        return scene
+    raise Reject("no_scene")
+
+
+# --- drawing -------------------------------------------------------------------------------------------------------
+
+def _star(ctx, centre, r: float) -> None:
+    ang = np.radians(-90 + 36 * np.arange(10))
+    rad = np.where(np.arange(10) % 2 == 0, r, r * 0.45)
+    pts = np.column_stack([centre[0] + rad * np.cos(ang), centre[1] + rad * np.sin(ang)])
+    ctx.move_to(*pts[0])
+    for p in pts[1:]:
+        ctx.line_to(*p)
+    ctx.close_path()
+    ctx.set_source_rgb(*WHITE)
+    ctx.fill_preserve()
+    ctx.set_source_rgb(*BLACK)
+    ctx.set_line_width(2.0)
+    ctx.stroke()
+
+
+def _inside(pts, box) -> bool:
+    p = np.asarray(pts)
+    return bool(p[:, 0].min() >= box[0] and p[:, 0].max() <= box[2] and p[:, 1].min() >= box[1]
+                and p[:, 1].max() <= box[3])
+
+
+def layout(scene: Scene) -> dict:
+    """Pixel origins of the block drawing and of candidates 1-4, and the boxes they must stay inside."""
+    b = SAFE_BORDER_PX
+    boxes = {"block": (b + 4, b + 4, SPLIT_U - 8, 768 - b - 4)}
+    w, h = (768 - b - SPLIT_U) / 2, (768 - 2 * b) / 2
+    for i in range(4):
+        u0, v0 = SPLIT_U + (i % 2) * w, b + (i // 2) * h
+        boxes[OPTIONS[i]] = (u0 + 6, v0 + 40, u0 + w - 6, v0 + h - 6)
+    out = {"boxes": boxes}
+    a, bb, c = scene.block
+    corners = [(x, y, z) for x in (0, a) for y in (0, bb) for z in (0, c)]
+    out["block"] = pj.fit(CAM, corners, boxes["block"], s=S_PX)[1]
+    for i, cubes in enumerate(scene.candidates):
+        ext = np.asarray(cubes).max(axis=0) + 1
+        pts = [(x, y, z) for x in (0, ext[0]) for y in (0, ext[1]) for z in (0, ext[2])]
+        out[OPTIONS[i]] = pj.fit(CAM, pts, boxes[OPTIONS[i]], s=S_PX)[1]
+    return out
+
+
+def draw(scene: Scene, canvas: Canvas) -> None:
+    ctx = canvas.ctx
+    lay = layout(scene)
+    a, b, c = scene.block
+    corners = [(x, y, z) for x in (0, a) for y in (0, b) for z in (0, c)]
+    edges = [(p, q) for p in corners for q in corners if p < q and sum(u != v for u, v in zip(p, q)) == 1]
+    hidden = [e for e in edges if (0, 0, 0) in e]          # the three edges behind everything
+    origin = lay["block"]
+    if not _inside(CAM.project(corners, S_PX, origin), lay["boxes"]["block"]):
+        raise Reject("block_clipped")
+
+    def wire(es, width):
+        ctx.set_source_rgb(*WIRE)
+        ctx.set_line_width(width)
+        for p, q in es:
+            ctx.move_to(*CAM.project(p, S_PX, origin))
+            ctx.line_to(*CAM.project(q, S_PX, origin))
+        ctx.stroke()
+    wire(hidden, 1.5)
+    pj.draw_cubes(ctx, scene.piece, CAM, S_PX, origin, tint={q: ORANGE for q in scene.piece})
+    wire([e for e in edges if e not in hidden], 1.5)
+    axis, _ = star_face(scene)
+    face = np.array(pj._FACE_CORNERS[axis], float) + np.asarray(scene.star, float)
+    _star(ctx, CAM.project(face, S_PX, origin).mean(axis=0), 0.22 * S_PX)
+    for i, cubes in enumerate(scene.candidates):
+        box = lay["boxes"][OPTIONS[i]]
+        ext = np.asarray(cubes).max(axis=0) + 1
+        pts = [(x, y, z) for x in (0, ext[0]) for y in (0, ext[1]) for z in (0, ext[2])]
+        if not _inside(CAM.project(pts, S_PX, lay[OPTIONS[i]]), box):
+            raise Reject("candidate_clipped")
+        pj.draw_cubes(ctx, cubes, CAM, S_PX, lay[OPTIONS[i]])
+        draw_text_px(canvas, OPTIONS[i], ((box[0] + box[2]) / 2, box[1] - 20), LABEL.with_(font_px=24.0))
+    ctx.set_source_rgb(*GREY)
+    ctx.set_line_width(2.0)
+    ctx.move_to(SPLIT_U - 2, SAFE_BORDER_PX + 10)
+    ctx.line_to(SPLIT_U - 2, 768 - SAFE_BORDER_PX - 10)
+    ctx.stroke()
+
+
+DOMAIN = Domain(
+    id="combination_3d", family="solid", title="3D combination",
+    scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=1,
+    description="An orange piece inside a block outline and four grey candidates drawn turned: piece size, gap size, "
+                "candidates of the gap's size, which candidate fills the gap (turning allowed, mirroring not), and "
+                "which one would after the starred cube is taken out.",
+    balance_keys=("gap_fit", "gap_fit_without_star", "mirror_fits", "same_size_candidates"),
+    # The open core is one yes/no field inside a Record: its cap is a two-way choice's (1/2 + 0.10).
+    balance_caps=(("mirror_fits", 0.60),),
+)

@@ -1,0 +1,488 @@
+"""Embedded figures: a complex line figure C on a faint 7x7 dot lattice (left) and four simple shapes A-D at the same
+scale in a 2x2 block (right). The lattice spacing is 50 px (the sheet's 56 px leaves no clear gap between the figure,
+its row numbers and two 3-unit shape boxes inside the 720 px safe area; 50 px is still four times the 12 px minimum).
+Every line runs along unit edges between lattice points: horizontal, vertical or diagonal, at most one diagonal per
+cell so that diagonals never cross; C is drawn as maximal straight segments, so a hidden shape's
+edges are not set apart. Each shape is a simple open path or a simple closed outline of 4-8 unit edges in a 3x3
+box. Exactly one shape occurs in C (its edges all lie on C's lines), at exactly one placement; placements are
+translations (L1-L2) or translations and quarter turns (L3), never reflections. The ladder walks A's segments ->
+B's type -> the edges B lacks -> the hidden shape -> the shapes hidden once the segment marked x is erased and P
+is joined to Q; the open question asks where the hidden shape sits.
+
+Ambiguity boundary, in unit edges: every distractor lacks at least 2 (L1) or 1 (L2-L3) edges at its best placement
+(`missing`); on the edited figure every absent shape lacks >= 1 and present shapes are found exactly. Balance is
+target-first: the hidden letter, A's segment count (2-6), B's type, B's missing count and the Q5 outcome (the hidden
+shape survives the erasure: yes/no x the join completes a distractor: yes/no) are drawn before the figure is built
+around them. The
+join is 2-3 edges long at L1 and 1-2 at L3 (the sheet's 1-3 would let a 3-edge join, which can only complete a
+distractor missing 3, give the outcome away at L3, where distractors miss 1-2); 1-3 at L2.
+Row and column numbers are printed along the lattice so that the open answer can be read without counting dots.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+import numpy as np
+from shapely.geometry import LineString
+
+from grip.answers import Choice, Count, Ordered, Record
+from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.domains.transformational import _edges as ed
+from grip.renderers import shapes
+from grip.renderers.style import BLACK, GREY, LABEL, OKABE_ITO, TEXT, WHITE, Style
+from grip.renderers.text import draw_text_px, place_label
+
+LETTERS = ("A", "B", "C", "D")
+SPACING_PX = 50.0
+LAT_X0, LAT_Y0 = 52.0, 234.0                     # lattice point (0, 0), px: the figure on the left, centred
+BOX_PX, STRIP_PX = 150.0, 28.0                   # shape boxes (3 units) in a 2x2 block, label strips above
+BOX_X = (392.0, 566.0)
+BOX_Y = (194.0 + STRIP_PX, 194.0 + 2 * STRIP_PX + BOX_PX + 24.0)
+M_RANGE = {1: (2, 3), 2: (1, 3), 3: (1, 2)}       # a distractor's missing edges
+M_MIN = {1: 2, 2: 1, 3: 1}
+JOIN_LEN = {1: (2, 3), 2: (1, 3), 3: (1, 2)}
+N_EDGES = {1: 30, 2: 45, 3: 60}
+STRAIGHT = ((1, 0), (0, 1), (-1, 0), (0, -1))
+DIAG = ((1, 1), (1, -1), (-1, 1), (-1, -1))
+CLOSED, OPEN = "closed", "open"
+MARK = OKABE_ITO["vermillion"]
+
+
+@dataclass(frozen=True)
+class Scene:
+    level: int                                    # 1..3
+    figure: tuple                                 # C: unit edges ((x0, y0), (x1, y1)), lattice points 0..6, y down
+    shapes: tuple                                 # A-D: each a normalised tuple of unit edges in a 3x3 box
+    erase: tuple                                  # the maximal segment of C marked x (endpoints)
+    join: tuple                                   # (P, Q): lattice points whose straight join is to be drawn in
+
+
+def turns_allowed(scene: Scene) -> bool:
+    return scene.level == 3
+
+
+def figure_mask(scene: Scene) -> int:
+    return ed.mask(scene.figure)
+
+
+# --- sampling ----------------------------------------------------------------------------------------------------
+
+def _dirs(level: int):
+    return STRAIGHT + (DIAG if level >= 2 else ())
+
+
+@lru_cache(maxsize=None)
+def _box_moves(level: int) -> dict:
+    """Per point of the 4x4 shape box: the neighbours a unit edge reaches, with the cell of a diagonal (or None)."""
+    return {(x, y): tuple(((x + dx, y + dy), (min(x, x + dx), min(y, y + dy)) if dx and dy else None)
+                          for dx, dy in _dirs(level) if 0 <= x + dx <= 3 and 0 <= y + dy <= 3)
+            for x in range(4) for y in range(4)}
+
+
+def _random_shape(rng: np.random.Generator, level: int, closed: bool, run: int = 0, segs: int = 0):
+    """A simple path or cycle of 4-8 unit edges inside a 3x3 box; with `run`, it has a straight run that long; with
+    `segs`, it is made of that many maximal straight segments."""
+    moves = _box_moves(level)
+    for _ in range(300):
+        start = (int(rng.integers(0, 4)), int(rng.integers(0, 4)))
+        walk, edges, diag, target = [start], [], set(), int(rng.integers(max(4, segs), 9))
+        shut = False
+        while len(edges) < target:
+            p = walk[-1]
+            if closed and len(edges) >= 3:
+                back = next(((q, c) for q, c in moves[p] if q == start), None)
+                if back is not None and back[1] not in diag and (rng.random() < 0.6 or len(edges) == target - 1):
+                    edges.append(ed.edge(p, start))
+                    shut = True
+                    break
+            opts = [(q, c) for q, c in moves[p] if q not in walk and (c is None or c not in diag)]
+            if not opts:
+                break
+            q, c = opts[int(rng.integers(len(opts)))]
+            if c is not None:
+                diag.add(c)
+            walk.append(q)
+            edges.append(ed.edge(p, q))
+        # A self-avoiding walk is a simple path; one that steps back onto its start, a simple cycle.
+        if not 4 <= len(edges) <= 8 or shut != closed:
+            continue
+        if run or segs:
+            pieces = ed.segments(edges)
+            if run and not any(len(ed.unit_edges(s)) >= run for s in pieces) or segs and len(pieces) != segs:
+                continue
+        return ed.normalise(edges)
+    raise Reject("no_shape")
+
+
+def _sub_shape(small, big, turns: bool) -> bool:
+    return len(small) <= len(big) and ed.best_overlap(small, big, turns) == len(small)
+
+
+def _place(rng: np.random.Generator, shape, turns: bool):
+    s = ed.turned(shape, int(rng.integers(4)) if turns else 0)
+    w, h = ed.extent(s)
+    dx, dy = int(rng.integers(0, ed.SIZE - w)), int(rng.integers(0, ed.SIZE - h))
+    return [ed.edge((a[0] + dx, a[1] + dy), (b[0] + dx, b[1] + dy)) for a, b in s]
+
+
+def _skeleton(rng, shp, hidden, distractors, target, x, join_len, turns):
+    """The hidden shape placed whole and each distractor placed with its target number of edges left out (for the
+    completer, a straight run as long as the join). None when the placements clash."""
+    fig, forbidden = set(ed.edge(*e) for e in _place(rng, shp[hidden], turns)), set()
+    hidden_edges, x_edges, join = set(fig), set(), None
+    for i in distractors:
+        for _ in range(12):
+            pl = _place(rng, shp[i], turns)
+            if i == x:
+                runs = [sg for sg in ed.segments(pl) if len(ed.unit_edges(sg)) >= join_len]
+                units = ed.unit_edges(runs[int(rng.integers(len(runs)))])
+                k = int(rng.integers(len(units) - join_len + 1))
+                miss = units[k:k + join_len]
+            else:
+                free = [e for e in pl if e not in fig]
+                if len(free) < target[i]:
+                    continue
+                miss = [free[int(j)] for j in rng.choice(len(free), size=target[i], replace=False)]
+            if (not any(e in fig for e in miss) and not any(e in forbidden for e in pl if e not in miss)
+                    and ed.diagonals_ok(fig | forbidden | set(pl))):
+                break
+        else:
+            return None
+        if i == x:
+            join, x_edges = ed.ends(miss), set(pl)
+        fig |= {e for e in pl if e not in miss}
+        forbidden |= set(miss)
+    return fig, forbidden, hidden_edges, x_edges, join
+
+
+def sample(rng: np.random.Generator, level: int) -> Scene:
+    if level not in (1, 2, 3):
+        raise ValueError(f"embedded_figures: level must be 1..3, got {level}")
+    turns, (lo, hi) = level == 3, M_RANGE[level]
+    hidden = int(rng.integers(4))
+    b_closed = rng.random() < 0.5
+    survive, complete = rng.random() < 0.5, rng.random() < 0.5
+    join_len = int(rng.integers(JOIN_LEN[level][0], JOIN_LEN[level][1] + 1))
+    distractors = [i for i in range(4) if i != hidden]
+    target = {i: int(rng.integers(lo, hi + 1)) for i in distractors}
+    if 1 in target and lo + 1 == hi:
+        # B's count: 2 is in the range of every level, so at L1 (2-3) and L3 (1-2) the other value gets 60%, which
+        # keeps every value of Q3 under 30% on the default mix.
+        target[1] = (hi if level == 1 else lo) if rng.random() < 0.6 else (lo if level == 1 else hi)
+    others = [i for i in distractors if i != 1] or distractors
+    x = int(rng.choice(others)) if complete else -1          # the distractor the join completes
+    if complete:
+        target[x] = join_len
+    if level == 3 and min(target.values()) > 1:
+        target[int(rng.choice([i for i in others if i != x] or others))] = 1
+    # Shapes: B's type fixed, the completer with a straight run as long as the join; no shape inside another, and no
+    # distractor within the level's margin of fitting the hidden shape alone. Each distractor is redrawn on its own.
+    # A's segment count (Q1) is drawn first too, uniform over 2-6 (left alone, squares would make 4 the answer of
+    # over 40% of items).
+    segs_a = int(rng.integers(2, 7))
+
+    def closed_of(i: int) -> bool:
+        # A closed outline has at least 3 sides; without diagonals, an even number of at least 4.
+        can_close = segs_a >= 3 if level >= 2 else segs_a in (4, 6)
+        return b_closed if i == 1 else (can_close and rng.random() < 0.5) if i == 0 else rng.random() < 0.5
+
+    shp = [None] * 4
+    shp[hidden] = _random_shape(rng, level, closed_of(hidden), segs=segs_a if hidden == 0 else 0)
+    for i in distractors:
+        for _ in range(30):
+            cand = _random_shape(rng, level, closed_of(i), join_len if i == x else 0, segs_a if i == 0 else 0)
+            if len(cand) - ed.best_overlap(cand, shp[hidden], turns) >= lo and not any(
+                    o is not None and (_sub_shape(cand, o, turns) or _sub_shape(o, cand, turns)) for o in shp):
+                shp[i] = cand
+                break
+        else:
+            raise Reject("sub_shape")
+    pls = [ed.placements(sh, turns) for sh in shp]
+    mats = [ed.placement_matrix(sh, turns) for sh in shp]
+
+    def sound(miss) -> bool:
+        """The hidden shape once; no distractor complete or closer than the level allows; B at its target."""
+        if int((miss[hidden] == 0).sum()) != 1:
+            return False
+        low = {i: int(miss[i].min()) for i in distractors}
+        return min(low.values()) >= lo and (1 not in low or low[1] == target[1])
+
+    for _ in range(10):
+        built = _skeleton(rng, shp, hidden, distractors, target, x, join_len, turns)
+        if built is not None:
+            absent = 1 - ed.vector(built[0])
+            miss = [m @ absent for m in mats]
+            if sound(miss):
+                break
+    else:
+        raise Reject("overlap")
+    fig, forbidden, hidden_edges, x_edges, join = built
+    # Noise: straight runs of 1-3 edges grown from points already drawn, up to the level's edge count, each kept
+    # only if the figure stays sound (missing counts per placement updated by the run's columns).
+    idx = ed.edge_index()
+    diag_cells = {ed.cell_of(e) for e in fig | forbidden if ed.is_diagonal(e)}
+    pts = sorted({p for e in fig for p in e})
+    dirs = _dirs(level)
+    misses = 0
+    for _ in range(400):
+        if len(fig) >= N_EDGES[level] or misses >= 60:
+            break
+        misses += 1
+        p = pts[int(rng.integers(len(pts)))]
+        d = dirs[int(rng.integers(len(dirs)))]
+        run = [e for e in ed.run_from(p, d, int(rng.integers(1, 4))) if e not in fig]
+        if not run or not all(ed.inside(e) for e in run) or set(run) & forbidden:
+            continue
+        cells = [ed.cell_of(e) for e in run if ed.is_diagonal(e)]
+        if set(cells) & diag_cells:
+            continue
+        cols = [idx[e] for e in run]
+        trial = [miss[k] - mats[k][:, cols].sum(axis=1) for k in range(4)]
+        if sound(trial):
+            misses = 0
+            miss, fig = trial, fig | set(run)
+            diag_cells |= set(cells)
+            pts = sorted(set(pts) | {q for e in run for q in e})
+    fm = ed.mask(fig)
+    if not complete:                                           # a join of new edges that completes nothing planned
+        for _ in range(60):
+            p = (int(rng.integers(ed.SIZE)), int(rng.integers(ed.SIZE)))
+            d = _dirs(level)[int(rng.integers(len(_dirs(level))))]
+            run = ed.run_from(p, d, join_len)
+            if (all(ed.inside(e) for e in run) and not set(run) & fig and ed.diagonals_ok(fig | set(run))
+                    and not any(p & ~(fm | ed.mask(run)) == 0 for i in distractors for p in pls[i])):
+                join = ed.ends(run)
+                break
+        else:
+            raise Reject("no_join")
+    segs = ed.segments(fig)
+    keep_x = [s for s in segs if not set(ed.unit_edges(s)) & x_edges]
+    pick = [s for s in keep_x if bool(set(ed.unit_edges(s)) & hidden_edges) != survive]
+    if not pick:
+        raise Reject("no_erase")
+    erase = pick[int(rng.integers(len(pick)))]
+    s = Scene(level, tuple(sorted(fig)), tuple(shp), erase, join)
+    _check(s, hidden, target, [LETTERS[i] for i in range(4) if (i == hidden and survive) or i == x])
+    return s
+
+
+def _check(s: Scene, hidden: int, target: dict, after: list) -> None:
+    fm, turns = figure_mask(s), turns_allowed(s)
+    occ = [len(ed.occurrences(sh, fm, turns)) for sh in s.shapes]
+    if occ[hidden] != 1:
+        raise Reject("hidden_twice")
+    if sum(occ) != 1:
+        raise Reject("distractor_present")
+    miss = {i: ed.missing(s.shapes[i], fm, turns) for i in target}
+    lo, hi = M_RANGE[s.level]
+    if 1 in miss and miss[1] != target[1] or not all(lo <= m <= hi for m in miss.values()):
+        raise Reject("distractor_distance")
+    if s.level == 3 and min(miss.values()) != 1:
+        raise Reject("distractor_distance")
+    if list(present_after_edit(s)) != after:
+        raise Reject("q5_target")
+
+
+# --- answers -----------------------------------------------------------------------------------------------------
+
+def segment_count(scene: Scene, letter: str) -> Count:
+    return Count(len(ed.segments(scene.shapes[LETTERS.index(letter)])), low=1, high=8)
+
+
+def shape_type(scene: Scene, letter: str) -> Choice:
+    return Choice(CLOSED if ed.is_closed(scene.shapes[LETTERS.index(letter)]) else OPEN, (CLOSED, OPEN),
+                  (("closed outline", CLOSED), ("open path", OPEN)))
+
+
+def missing_of(scene: Scene, letter: str) -> Count:
+    return Count(ed.missing(scene.shapes[LETTERS.index(letter)], figure_mask(scene), turns_allowed(scene)),
+                 low=0, high=8)
+
+
+def present(scene: Scene) -> list[str]:
+    fm, turns = figure_mask(scene), turns_allowed(scene)
+    return [LETTERS[i] for i, sh in enumerate(scene.shapes) if ed.occurrences(sh, fm, turns)]
+
+
+def hidden_shape(scene: Scene) -> Choice:
+    got = present(scene)
+    if len(got) != 1:
+        raise Reject("hidden_not_unique")
+    return Choice(got[0], LETTERS)
+
+
+def edit(scene: Scene) -> Scene:
+    """Erase the marked segment's unit edges and draw in the straight join of P and Q."""
+    fig = (set(scene.figure) - set(ed.unit_edges(scene.erase))) | set(ed.unit_edges(scene.join))
+    return replace(scene, figure=tuple(sorted(fig)))
+
+
+def present_after_edit(scene: Scene) -> tuple[str, ...]:
+    return tuple(present(edit(scene)))
+
+
+def hidden_shapes(scene: Scene) -> Ordered:
+    return Ordered(tuple(present(scene)), "alphabetical order", LETTERS, as_set=True)
+
+
+counterfactual = hidden_shapes
+
+
+def hidden_corner(scene: Scene) -> Record:
+    """Row and column (1-based from the top-left) of the top-left corner of the hidden placement's bounding box."""
+    letter = hidden_shape(scene).value
+    occ = ed.occurrences(scene.shapes[LETTERS.index(letter)], figure_mask(scene), turns_allowed(scene))
+    if len(occ) != 1:
+        raise Reject("hidden_not_unique")
+    pts = [p for e in ed.edges_of(occ[0]) for p in e]
+    return Record((("row", Count(min(p[1] for p in pts) + 1, low=1, high=7)),
+                   ("col", Count(min(p[0] for p in pts) + 1, low=1, high=7))))
+
+
+def distractor_margin(scene: Scene) -> int:
+    fm, turns = figure_mask(scene), turns_allowed(scene)
+    return min(ed.missing(sh, fm, turns) for sh in scene.shapes if not ed.occurrences(sh, fm, turns))
+
+
+def absent_margin(scene: Scene) -> int:
+    """Fewest missing edges over the shapes absent from the figure (8 when every shape is present)."""
+    fm, turns = figure_mask(scene), turns_allowed(scene)
+    return min([ed.missing(sh, fm, turns) for sh in scene.shapes if not ed.occurrences(sh, fm, turns)], default=8)
+
+
+def end_gap_px(scene: Scene, letter: str) -> float:
+    sh = scene.shapes[LETTERS.index(letter)]
+    ends = [p for p, d in ed.degrees(sh).items() if d == 1]
+    return SPACING_PX * float(np.hypot(ends[0][0] - ends[1][0], ends[0][1] - ends[1][1])) if ends else SPACING_PX
+
+
+# --- ladder ------------------------------------------------------------------------------------------------------
+
+def ladder(scene: Scene) -> Ladder:
+    lv = scene.level
+    how = ("same size, turning by quarter turns allowed, no flipping" if lv == 3 else
+           "same size and orientation")
+    dm = Margin(distractor_margin(scene), "unit edges", M_MIN[lv], "a distractor missing too few edges")
+    e = edit(scene)
+    if not ed.diagonals_ok(e.figure):
+        raise Reject("diagonal_clash")
+    rungs = (
+        Question(1, "segments_of_a", "How many straight line segments make up shape A? (A straight run counts once, "
+                 "even where it passes lattice points.)", segment_count(scene, "A"),
+                 Margin(SPACING_PX, "px", 40.0, "lattice points too close to see where a line bends")),
+        Question(2, "type_of_b", "Is shape B a closed outline or an open path?", shape_type(scene, "B"),
+                 Margin(end_gap_px(scene, "B"), "px", 40.0, "the ends of an open path too close to tell it open")),
+        Question(3, "missing_of_b", "What is the smallest number of unit edges (lattice point to neighbouring lattice "
+                 "point) that would have to be added to the complex figure on the left for shape B to appear in "
+                 f"it ({how})? Answer 0 if it already appears.", missing_of(scene, "B"), dm),
+        Question(4, "hidden_shape", f"Which of the shapes A-D is hidden in the complex figure ({how})?",
+                 hidden_shape(scene), dm),
+        Question(5, "hidden_after_edit", "If the straight line marked with the cross were erased along its whole "
+                 "length (end to end, through any lattice points it passes) and P were joined to Q by a straight "
+                 f"line, which of the shapes A-D would be hidden in the figure ({how})?", counterfactual(e),
+                 Margin(absent_margin(e), "unit edges", 1.0, "an absent shape already complete"),
+                 edit="erase the straight line marked with the cross and join P to Q"),
+    )
+    open_q = Question(6, "hidden_corner", "Where is the hidden shape in the complex figure? Give the lattice point "
+                      "(row and column, numbered from 1 at the top-left as printed) of the top-left corner of its "
+                      "bounding box. Explain.", hidden_corner(scene), dm)
+    return Ladder(rungs, open_q)
+
+
+def rephrase_q4(scene: Scene) -> Question:
+    q4 = ladder(scene).rungs[3]
+    return Question(4, "traceable_shape", "Which shape (A, B, C or D) can be traced entirely along lines of the "
+                    "complex figure without adding any line" + (", turning it by quarter turns if needed?"
+                                                                if scene.level == 3 else "?"), q4.answer, q4.margin)
+
+
+def minimal_pair(scene: Scene) -> Scene:
+    """Remove one unit edge of the hidden occurrence that lies on no chosen distractor's best placement, and add that
+    distractor's missing edges: Q4 becomes that distractor. Distractors with fewer missing edges first."""
+    fm, turns = figure_mask(scene), turns_allowed(scene)
+    h = LETTERS.index(hidden_shape(scene).value)
+    (occ,) = ed.occurrences(scene.shapes[h], fm, turns)
+    order = sorted((ed.missing(sh, fm, turns), i) for i, sh in enumerate(scene.shapes) if i != h)
+    for _, i in order:
+        for best in sorted(p for p in ed.placements(scene.shapes[i], turns)
+                           if (p & ~fm).bit_count() == ed.missing(scene.shapes[i], fm, turns)):
+            add = ed.edges_of(best & ~fm)
+            for e in ed.edges_of(occ & ~best):
+                fig = (set(scene.figure) - {e}) | set(add)
+                if not ed.diagonals_ok(fig):
+                    continue
+                twin = replace(scene, figure=tuple(sorted(fig)))
+                try:
+                    lad = ladder(twin)
+                except Reject:
+                    continue
+                if lad.rungs[3].answer.value == LETTERS[i] and not lad.failing_margins() and \
+                        ed.occurrences(twin.shapes[i], figure_mask(twin), turns) == [best]:
+                    return twin
+    raise Reject("no_minimal_pair")
+
+
+# --- drawing -----------------------------------------------------------------------------------------------------
+
+def lattice_px(p) -> tuple[float, float]:
+    return (LAT_X0 + p[0] * SPACING_PX, LAT_Y0 + p[1] * SPACING_PX)
+
+
+def _dots(canvas, x0: float, y0: float, n: int) -> None:
+    ctx = canvas.ctx
+    ctx.set_source_rgb(*GREY)
+    for i in range(n):
+        for j in range(n):
+            ctx.arc(x0 + i * SPACING_PX, y0 + j * SPACING_PX, 3.0, 0, 2 * np.pi)
+            ctx.fill()
+
+
+def draw(scene: Scene, canvas) -> None:
+    _dots(canvas, LAT_X0, LAT_Y0, ed.SIZE)
+    small = TEXT.with_(font_px=14.0)
+    for k in range(ed.SIZE):
+        # Registered as labels, so that P and Q keep off them.
+        canvas.labels.append(draw_text_px(canvas, str(k + 1), (LAT_X0 + k * SPACING_PX, LAT_Y0 - 24), small))
+        canvas.labels.append(draw_text_px(canvas, str(k + 1), (LAT_X0 - 22, LAT_Y0 + k * SPACING_PX), small))
+    segs = [(lattice_px(a), lattice_px(b)) for a, b in ed.segments(scene.figure)]
+    shapes.segments(canvas, segs, Style(stroke=BLACK, width_px=3.0), owner="figure")
+    # The erase mark: a vermillion x with a white halo at the segment's midpoint.
+    (a, b) = scene.erase
+    mx, my = lattice_px(((a[0] + b[0]) / 2, (a[1] + b[1]) / 2))
+    cross = [((mx - 9, my - 9), (mx + 9, my + 9)), ((mx - 9, my + 9), (mx + 9, my - 9))]
+    shapes.segments(canvas, cross, Style(stroke=WHITE, width_px=8.0), register=False)
+    shapes.segments(canvas, cross, Style(stroke=MARK, width_px=4.0), owner="x")
+    for name, p in zip(("P", "Q"), scene.join):
+        c = lattice_px(p)
+        shapes.circle(canvas, c, 8.0, Style(stroke=MARK, fill=WHITE, width_px=3.0), owner=name)
+    # Keep both labels off the stretch between P and Q, where a label would sit by both points.
+    canvas.register_stroke(LineString([lattice_px(p) for p in scene.join]).buffer(3.0), "join")
+    for name, p in zip(("P", "Q"), scene.join):
+        place_label(canvas, name, lattice_px(p), owner=name, style=LABEL.with_(text=MARK),
+                    radii_px=(20.0, 30.0, 40.0), clearance_px=4.0)
+    for i, sh in enumerate(scene.shapes):
+        bx, by = BOX_X[i % 2], BOX_Y[i // 2]
+        ctx = canvas.ctx                             # the frame: drawn only, no label needs to avoid it
+        ctx.rectangle(bx - 6, by - 6, BOX_PX + 12, BOX_PX + 12)
+        ctx.set_source_rgb(*GREY)
+        ctx.set_line_width(1.5)
+        ctx.stroke()
+        draw_text_px(canvas, LETTERS[i], (bx + BOX_PX / 2, by - 6 - STRIP_PX / 2), LABEL)
+        w, h = ed.extent(sh)
+        ox, oy = bx + SPACING_PX * ((3 - w) // 2), by + SPACING_PX * ((3 - h) // 2)
+        _dots(canvas, bx, by, 4)
+        segs = [((ox + a[0] * SPACING_PX, oy + a[1] * SPACING_PX), (ox + b[0] * SPACING_PX, oy + b[1] * SPACING_PX))
+                for a, b in ed.segments(sh)]
+        shapes.segments(canvas, segs, Style(stroke=BLACK, width_px=3.0), register=False)
+
+
+DOMAIN = Domain(
+    id="embedded_figures", family="transformational", title="Embedded figures",
+    scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=1, max_attempts=4000,
+    description="A complex lattice line figure and four simple shapes, exactly one hidden in it: segments of A, B's "
+                "type, the edges B lacks, the hidden shape, the shapes hidden after erasing a segment and drawing a "
+                "join, and where the hidden shape sits.",
+    balance_keys=("type_of_b", "missing_of_b", "hidden_shape", "hidden_after_edit"),
+)

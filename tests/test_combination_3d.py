@@ -1,0 +1,171 @@
+"""Domain-specific tests for combination_3d: which candidate fills the gap re-derived by brute force over the 24
+rotation matrices and every translation into the block (no canonical forms), mirror images refused, the margin's
+lower bound against the exact best-alignment difference, the minimal pair, and examples worked on paper."""
+import functools
+import itertools
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from grip.domain import Reject, scene_from_json, scene_to_json
+from grip.domains.solid import _voxels as vx
+from grip.domains.solid import combination_3d as m
+from grip.renderers import projection as pj
+
+FAST = settings(max_examples=25, deadline=None)
+FEW = settings(max_examples=10, deadline=None)
+
+
+@functools.cache
+def pool() -> tuple:
+    out = []
+    for level in (1, 2, 3):
+        rng = np.random.default_rng(200 + level)
+        while sum(s.level == level for s in out) < 3:
+            try:
+                s = m.sample(rng, level)
+            except Reject:
+                continue
+            if not m.ladder(s).failing_margins():
+                out.append(s)
+    return tuple(out)
+
+
+SCENE = st.integers(0, 8).map(lambda i: pool()[i])
+
+
+# --- an independent route: brute force over rotation matrices and translations --------------------------------
+
+def placements(cubes, block):
+    """Every cell set the piece can occupy inside the block after a proper rotation (from the 24 matrices) and a
+    translation."""
+    a = np.asarray(cubes)
+    out = set()
+    for r in pj.CUBE_ROTATIONS:
+        assert round(np.linalg.det(r)) == 1          # turning only: no reflections among them
+        b = a @ r.T
+        b = b - b.min(axis=0)
+        room = [block[i] - b[:, i].max() for i in range(3)]     # translations that keep it inside the block
+        for t in itertools.product(*(range(n) for n in room)):
+            out.add(frozenset(map(tuple, (b + np.asarray(t)).tolist())))
+    return out
+
+
+def brute_fit(scene, piece) -> str:
+    cells = {(x, y, z) for x in range(scene.block[0]) for y in range(scene.block[1]) for z in range(scene.block[2])}
+    empty = frozenset(cells - set(piece))
+    hits = [m.OPTIONS[i] for i, c in enumerate(scene.candidates) if empty in placements(c, scene.block)]
+    assert len(hits) <= 1
+    return hits[0] if hits else m.NONE
+
+
+def test_the_24_rotations_are_proper_and_distinct():
+    mats = {tuple(r.ravel()) for r in pj.CUBE_ROTATIONS}
+    assert len(mats) == 24 and all(round(np.linalg.det(r)) == 1 for r in pj.CUBE_ROTATIONS)
+    assert tuple(np.diag([-1, 1, 1]).ravel()) not in mats
+
+
+@FAST
+@given(SCENE)
+def test_gap_fit_equals_brute_force(s):
+    lad = m.ladder(s)
+    assert lad.rungs[3].answer.value == brute_fit(s, s.piece)
+    assert lad.rungs[4].answer.value == brute_fit(s, m.edit(s).piece)
+
+
+@FAST
+@given(SCENE)
+def test_a_mirror_image_is_accepted_only_when_the_gap_is_achiral(s):
+    g = m.gap(s)
+    swapped = m.Scene(s.level, s.block, s.piece, s.star, (vx.mirror(g),) + s.candidates[1:], s.kinds)
+    cells = frozenset(g)
+    by_brute = cells in placements(vx.mirror(g), s.block)
+    assert by_brute == vx.achiral(g) == (m.mirror_fits(s).fields["mirror_fits"].value == "yes")
+    if not by_brute:      # a chiral gap: its mirror image in slot 1 is not taken for the answer
+        assert m.gap_fit(swapped).value != "1" and brute_fit(swapped, s.piece) != "1"
+
+
+# --- examples worked on paper -------------------------------------------------------------------------------------
+
+def test_l_tromino_gap_by_hand():
+    # Block 2x2x2. Gap: an L of three cells in the x = 1 layer; the piece is the x = 0 layer plus (1,0,1): 5 cubes.
+    # Candidate 1 is an L-tromino (every L-tromino is a turned copy of every other), 2 a straight tromino,
+    # 3 a 2x2 square, 4 an L-tetracube. Same size as the gap (3): 1 and 2. Taking out the starred (1,0,1) leaves the
+    # whole x = 1 layer empty: a 2x2 square -> candidate 3. An L-tromino is flat, so its mirror image fits: yes.
+    piece = ((0, 0, 0), (0, 0, 1), (0, 1, 0), (0, 1, 1), (1, 0, 1))
+    cands = (((0, 0, 0), (0, 0, 1), (1, 0, 1)), ((0, 0, 0), (1, 0, 0), (2, 0, 0)),
+             ((0, 0, 0), (0, 1, 0), (1, 0, 0), (1, 1, 0)), ((0, 0, 0), (1, 0, 0), (2, 0, 0), (2, 1, 0)))
+    s = m.Scene(1, (2, 2, 2), piece, (1, 0, 1), cands, ("gap", "other", "star", "size"))
+    lad = m.ladder(s)
+    assert m.gap(s) == ((1, 0, 0), (1, 1, 0), (1, 1, 1))
+    assert [q.answer.reference_text() for q in lad.rungs] == ["5", "3", "1, 2", "1", "3"]
+    assert lad.open.answer.reference_text() == "mirror_fits=yes"
+    assert m.separation(s, m.gap(s)) == 1      # the tetracubes differ in size by one
+
+
+def test_chiral_tetracube_by_hand():
+    # Gap = the skew tetracube (0,0,0)-(1,0,0)-(1,1,0)-(1,1,1): chiral. Candidate 1 is its mirror image
+    # (x -> -x), candidate 2 the gap turned a quarter about z ((x, y) -> (-y, x)), 3 and 4 other shapes.
+    # Only candidate 2 fills the gap; the mirror image cannot be turned into it: open answer no.
+    g = ((0, 0, 0), (1, 0, 0), (1, 1, 0), (1, 1, 1))
+    cells = [(x, y, z) for x in range(2) for y in range(2) for z in range(2)]
+    piece = tuple(c for c in cells if c not in g)
+    turned = vx.normalise((-y, x, z) for x, y, z in g)
+    cands = (vx.mirror(g), turned, ((0, 0, 0), (1, 0, 0), (2, 0, 0), (3, 0, 0)), ((0, 0, 0), (1, 0, 0), (0, 1, 0)))
+    s = m.Scene(1, (2, 2, 2), piece, (0, 0, 1), cands, ("mirror", "gap", "other", "size"))
+    assert m.gap_fit(s).value == "2" == brute_fit(s, piece)
+    assert m.mirror_fits(s).fields["mirror_fits"].value == "no"
+    assert vx.best_overlap_difference(g, vx.mirror(g)) == 2
+    assert m.same_size(s).value == ("1", "2", "3")
+
+
+# --- properties ---------------------------------------------------------------------------------------------------
+
+@FAST
+@given(SCENE)
+def test_accepted_scenes_keep_the_sheet_rules(s):
+    g = m.gap(s)
+    lo, hi = m.GAP[s.level]
+    assert lo <= len(g) <= hi and m.PIECE[s.level][0] <= len(s.piece) <= m.PIECE[s.level][1]
+    assert vx.connected(g) and vx.connected(s.piece)
+    assert any(n in set(g) for n in vx.neighbours(s.star)) and vx.connected(set(s.piece) - {s.star})
+    assert all(m.fits_box(c) for c in s.candidates)
+    assert len({vx.canonical(c) for c in s.candidates}) == 4
+    lad = m.ladder(s)
+    q3, q5 = lad.rungs[2].answer.value, lad.rungs[4].answer.value
+    assert len(q3) in (2, 3) and q5 not in q3
+    assert lad.rungs[3].answer.value in q3 + ("none",)
+    assert scene_from_json(m.Scene, scene_to_json(s)) == s
+
+
+@FEW
+@given(SCENE)
+def test_margin_is_a_lower_bound_of_the_exact_difference(s):
+    g = m.gap(s)
+    want = vx.canonical(g)
+    exact = min(vx.best_overlap_difference(g, c) for c in s.candidates if vx.canonical(c) != want)
+    assert 1 <= m.separation(s, g) <= exact
+
+
+@FAST
+@given(SCENE)
+def test_minimal_pair_moves_one_cube_and_flips_q4(s):
+    twin = m.minimal_pair(s)
+    old, new = m.gap_fit(s).value, m.gap_fit(twin).value
+    assert (old == m.NONE) != (new == m.NONE)
+    changed = [i for i in range(4) if twin.candidates[i] != s.candidates[i]]
+    assert len(changed) == 1
+    k = changed[0]
+    assert len(twin.candidates[k]) == len(s.candidates[k])
+    assert vx.best_overlap_difference(twin.candidates[k], s.candidates[k]) == 2   # one cube moved
+    assert m.ladder(twin).rungs[0].answer == m.ladder(s).rungs[0].answer
+    assert not m.ladder(twin).failing_margins()
+    assert brute_fit(twin, twin.piece) == new
+
+
+@FAST
+@given(SCENE)
+def test_rephrase_is_identity_and_edit_only_removes_the_star(s):
+    assert m.rephrase_q4(s).answer == m.ladder(s).rungs[3].answer
+    e = m.edit(s)
+    assert set(s.piece) - set(e.piece) == {s.star} and len(m.gap(e)) == len(m.gap(s)) + 1
