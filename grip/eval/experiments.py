@@ -352,11 +352,36 @@ def json_text(obj) -> str:
     return json.dumps(obj, sort_keys=True)
 
 
+def _usable_first(first: dict | None, items_dir: Path, d: str, row: dict, q: dict, path: Path, sha: str,
+                  template: str, what: str, skips: tuple, skipped: dict):
+    """The stored first turn a second turn builds on, checked against this item store: (typed answer, outcome
+    "correct" | "wrong"), or None, counted in `skipped` under skips[2] (none stored), skips[0] (failed) or skips[1]
+    (did not parse). A first turn made on another item store is a one-line ExperimentError."""
+    from grip.eval.prompts import public_item
+    from grip.eval.runner import keyed_request
+    from grip.eval.scoring import answer_of, score_response
+    if first is None:
+        skipped[skips[2]] += 1
+        return None
+    if first["image_sha256"] != sha or first["request"] != keyed_request(public_item(row, q, path, sha, template)):
+        raise ExperimentError(f"{d}/{row['id']} {q['id']}: the stored {what} request (key {first['key'][:12]}) "
+                              f"differs from this item store's question and image; run against the item store the "
+                              f"{what} run used")
+    if first["status"] != "ok":
+        skipped[skips[0]] += 1
+        return None
+    answer = answer_of(row, q, f"{items_dir}/{d}")
+    outcome = score_response(answer, first["content"], "ok")["outcome"]
+    if outcome not in ("correct", "wrong"):
+        skipped[skips[1]] += 1
+        return None
+    return answer, outcome
+
+
 def plan_e3(items_dir: Path, store, endpoint, sampling, subset: str = "core", domains=None,
             template: str = "v1") -> Plan:
-    from grip.eval.prompts import E3_CONDITIONS, E3_TEMPLATE_VERSION, challenge_text, closing_instruction, public_item
-    from grip.eval.runner import Turn, keyed_request
-    from grip.eval.scoring import answer_of, score_response
+    from grip.eval.prompts import E3_CONDITIONS, E3_TEMPLATE_VERSION, challenge_text, closing_instruction
+    from grip.eval.runner import Turn
     first = e1_answers(store, endpoint, sampling, template)
     stores = load_items(items_dir, domains)
     requests: list[Request] = []
@@ -371,23 +396,11 @@ def plan_e3(items_dir: Path, store, endpoint, sampling, subset: str = "core", do
                 if q["position"] not in RUNGS:
                     continue
                 e1 = first.get((row["id"], q["id"]))
-                if e1 is None:
-                    skipped[E3_SKIPS[2]] += 1
+                tpl = (e1 or {}).get("template_version") or "v1"   # == template: e1_answers picked that run
+                usable = _usable_first(e1, items_dir, d, row, q, path, sha, tpl, "E1", E3_SKIPS, skipped)
+                if usable is None:
                     continue
-                tpl = e1.get("template_version") or "v1"   # == template: e1_answers picked that run
-                item = public_item(row, q, path, sha, tpl)
-                if e1["image_sha256"] != sha or e1["request"] != keyed_request(item):
-                    raise ExperimentError(f"{d}/{row['id']} {q['id']}: the stored E1 request (key "
-                                          f"{e1['key'][:12]}) differs from this item store's question and image; "
-                                          f"run E3 against the item store the E1 run used")
-                if e1["status"] != "ok":
-                    skipped[E3_SKIPS[0]] += 1
-                    continue
-                answer = answer_of(row, q, f"{items_dir}/{d}")
-                outcome = score_response(answer, e1["content"], "ok")["outcome"]
-                if outcome not in ("correct", "wrong"):
-                    skipped[E3_SKIPS[1]] += 1
-                    continue
+                answer, outcome = usable
                 value = asserted_value(answer, outcome, e1["key"])
                 closing = closing_instruction(q["text"], q["instruction"], tpl)
                 for c in E3_CONDITIONS:
@@ -436,9 +449,8 @@ def plan_e4_phase2(items_dir: Path, store, endpoint, sampling, subset: str = "co
     import numpy as np
 
     from grip.eval.prompts import (E4_ARMS, E4_MAX_PEERS, E4_PHASE1, E4_TEMPLATE_VERSION, closing_instruction,
-                                   constructed_peers, peer_text, public_item)
-    from grip.eval.runner import Turn, keyed_request
-    from grip.eval.scoring import answer_of, score_response
+                                   constructed_peers, peer_text)
+    from grip.eval.runner import Turn
     from grip.seeding import bootstrap_seed
     me = (endpoint.model, None if endpoint.base_url is None else str(endpoint.base_url).rstrip("/"))
     fields = sampling.fields()
@@ -480,22 +492,10 @@ def plan_e4_phase2(items_dir: Path, store, endpoint, sampling, subset: str = "co
                 if q["position"] != OPEN_POSITION:
                     continue
                 first = mine.get((row["id"], q["id"]))
-                if first is None:
-                    skipped[E4_SKIPS[2]] += 1
+                usable = _usable_first(first, items_dir, d, row, q, path, sha, template, "phase-1", E4_SKIPS, skipped)
+                if usable is None:
                     continue
-                item = public_item(row, q, path, sha, template)
-                if first["image_sha256"] != sha or first["request"] != keyed_request(item):
-                    raise ExperimentError(f"{d}/{row['id']} {q['id']}: the stored phase-1 request (key "
-                                          f"{first['key'][:12]}) differs from this item store's question and image; "
-                                          f"run E4 against the item store its phase 1 used")
-                if first["status"] != "ok":
-                    skipped[E4_SKIPS[0]] += 1
-                    continue
-                answer = answer_of(row, q, f"{items_dir}/{d}")
-                outcome = score_response(answer, first["content"], "ok")["outcome"]
-                if outcome not in ("correct", "wrong"):
-                    skipped[E4_SKIPS[1]] += 1
-                    continue
+                answer, outcome = usable
                 closing = closing_instruction(q["text"], q["instruction"], template)
                 peers = [others[(row["id"], q["id"])][e]["content"]
                          for e in sorted(others.get((row["id"], q["id"]), {}), key=lambda e: (e[0], e[1] or ""))]
