@@ -447,9 +447,13 @@ def draw(scene: Scene, canvas) -> None:
         canvas.labels.append(draw_text_px(canvas, str(k + 1), (LAT_X0 - 22, LAT_Y0 + k * SPACING_PX), small))
     segs = [(lattice_px(a), lattice_px(b)) for a, b in ed.segments(scene.figure)]
     shapes.segments(canvas, segs, Style(stroke=BLACK, width_px=3.0), owner="figure")
-    # The erase mark: a vermillion x with a white halo at the segment's midpoint.
+    # The erase mark: a vermillion x with a white halo at the middle of the segment's central unit edge, never on
+    # a lattice point (where other lines may meet, the mark could name two lines); diagonals never cross, so that
+    # point lies on the marked line only.
     (a, b) = scene.erase
-    mx, my = lattice_px(((a[0] + b[0]) / 2, (a[1] + b[1]) / 2))
+    n = max(abs(b[0] - a[0]), abs(b[1] - a[1]))
+    t = (n // 2 + 0.5) / n
+    mx, my = lattice_px((a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])))
     cross = [((mx - 9, my - 9), (mx + 9, my + 9)), ((mx - 9, my + 9), (mx + 9, my - 9))]
     shapes.segments(canvas, cross, Style(stroke=WHITE, width_px=8.0), register=False)
     shapes.segments(canvas, cross, Style(stroke=MARK, width_px=4.0), owner="x")
