@@ -1,0 +1,21 @@
+"""`grip --help` and `grip eval --help` list every command with its whole first paragraph, never cut with '...'."""
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from grip.cli import main
+
+
+def _help(*args: str) -> str:
+    res = CliRunner().invoke(main, [*args, "--help"])
+    assert res.exit_code == 0, res.output
+    return " ".join(res.output.split())
+
+
+def test_command_listings_are_never_cut():
+    for group, cmd in ((main, None), (main.commands["eval"], "eval")):
+        text = _help(*([cmd] if cmd else []))
+        assert "..." not in text
+        for name, sub in group.commands.items():
+            first = " ".join((sub.help or "").split("\n\n")[0].split())
+            assert first and first in text, name
