@@ -14,7 +14,7 @@ def _help(*args: str) -> str:
 
 def test_command_listings_are_never_cut():
     for group, cmd in ((main, None), (main.commands["eval"], "eval")):
-        text = _help(*([cmd] if cmd else []))
+        text = _help(*([cmd] if cmd else [])).split("Commands:", 1)[1]
         assert "..." not in text
         for name, sub in group.commands.items():
             first = " ".join((sub.help or "").split("\n\n")[0].split())
