@@ -1,5 +1,6 @@
 """Shape functions `(canvas, geometry, style)`: geometry in world units, style in pixels. Each returns the pixel
-outline it drew as a shapely geometry, and registers it as a stroke (with an owner tag) for label collision checks."""
+outline it drew as a shapely geometry, and registers it as a stroke (with an owner tag) for label collision checks.
+The outline is a `LazyGeometry`, buffered on first use: most canvases never check a label against their strokes."""
 from __future__ import annotations
 
 import math
@@ -7,7 +8,7 @@ import math
 import numpy as np
 from shapely.geometry import LineString, Point, Polygon
 
-from grip.renderers.canvas import Canvas
+from grip.renderers.canvas import Canvas, LazyGeometry
 from grip.renderers.style import Style
 
 
@@ -32,9 +33,10 @@ def _apply(canvas: Canvas, style: Style) -> None:
 
 def _trace(canvas: Canvas, pts_px: np.ndarray, closed: bool) -> None:
     ctx = canvas.ctx
-    ctx.move_to(*pts_px[0])
-    for p in pts_px[1:]:
-        ctx.line_to(*p)
+    pts = pts_px.tolist()          # Python floats: the same values, without a numpy scalar per coordinate
+    ctx.move_to(*pts[0])
+    for u, v in pts[1:]:
+        ctx.line_to(u, v)
     if closed:
         ctx.close_path()
 
@@ -43,7 +45,7 @@ def polyline(canvas: Canvas, pts, style: Style, owner: str | None = None):
     p = canvas.pts_px(pts)
     _trace(canvas, p, closed=False)
     _apply(canvas, style.with_(fill=None))
-    g = LineString(p).buffer(style.width_px / 2)
+    g = LazyGeometry(lambda: LineString(p).buffer(style.width_px / 2))
     canvas.register_stroke(g, owner)
     return g
 
@@ -64,7 +66,7 @@ def segments(canvas: Canvas, segs, style: Style, owner: str | None = None, regis
     if not register:
         return None
     from shapely.geometry import MultiLineString
-    g = MultiLineString([tuple(map(tuple, s)) for s in arr]).buffer(style.width_px / 2)
+    g = LazyGeometry(lambda: MultiLineString([tuple(map(tuple, s)) for s in arr]).buffer(style.width_px / 2))
     canvas.register_stroke(g, owner)
     return g
 
@@ -74,9 +76,9 @@ def polygon(canvas: Canvas, pts, style: Style, owner: str | None = None):
     _trace(canvas, p, closed=True)
     _apply(canvas, style)
     # A filled shape blocks its whole area for labels of other parts; an outline only its stroke.
-    poly = Polygon(p)
     half = style.width_px / 2 if style.stroke is not None else 0
-    g = poly.buffer(half) if style.fill is not None else poly.exterior.buffer(max(half, 0.5))
+    filled = style.fill is not None
+    g = LazyGeometry(lambda: Polygon(p).buffer(half) if filled else Polygon(p).exterior.buffer(max(half, 0.5)))
     canvas.register_stroke(g, owner)
     return g
 
@@ -92,8 +94,12 @@ def circle(canvas: Canvas, center, radius: float, style: Style, owner: str | Non
     canvas.ctx.arc(cx, cy, r, 0, 2 * math.pi)
     _apply(canvas, style)
     half = style.width_px / 2 if style.stroke is not None else 0
-    disk = Point(cx, cy).buffer(r + half)
-    g = disk if style.fill is not None else disk.difference(Point(cx, cy).buffer(max(r - half, 0)))
+    filled = style.fill is not None
+
+    def outline():
+        disk = Point(cx, cy).buffer(r + half)
+        return disk if filled else disk.difference(Point(cx, cy).buffer(max(r - half, 0)))
+    g = LazyGeometry(outline)
     canvas.register_stroke(g, owner)
     return g
 
@@ -118,7 +124,7 @@ def arrowhead(canvas: Canvas, tip_px, direction_px, style: Style, size_px: float
     _trace(canvas, pts, closed=True)
     col = style.stroke if style.stroke is not None else (0, 0, 0)
     _apply(canvas, Style(stroke=col, fill=col, width_px=1.0))
-    g = Polygon(pts)
+    g = LazyGeometry(lambda: Polygon(pts))
     canvas.register_stroke(g, owner)
     return g
 
@@ -129,7 +135,7 @@ def arrow(canvas: Canvas, a, b, style: Style, head_px: float = 16.0, owner: str 
     shaft_end = np.asarray(pb) - d / (np.linalg.norm(d) or 1.0) * head_px * 0.8
     g1 = polyline(canvas, [a, canvas.world_of(*shaft_end)], style, owner)
     g2 = arrowhead(canvas, pb, d, style, head_px, owner)
-    return g1.union(g2)
+    return LazyGeometry(lambda: g1.geometry.union(g2.geometry))
 
 
 def curved_arrow(canvas: Canvas, center, radius: float, a0_deg: float, a1_deg: float, style: Style,
@@ -145,24 +151,22 @@ def curved_arrow(canvas: Canvas, center, radius: float, a0_deg: float, a1_deg: f
     shaft = p[keep <= total - head_px * 0.7]
     _trace(canvas, shaft, closed=False)
     _apply(canvas, style.with_(fill=None))
-    g = LineString(shaft).buffer(style.width_px / 2)
+    g = LazyGeometry(lambda: LineString(shaft).buffer(style.width_px / 2))
     canvas.register_stroke(g, owner)
-    return g.union(arrowhead(canvas, p[-1], p[-1] - p[-4], style, head_px, owner))
+    head = arrowhead(canvas, p[-1], p[-1] - p[-4], style, head_px, owner)
+    return LazyGeometry(lambda: g.geometry.union(head.geometry))
 
 
 def gear_outline(center, pitch_radius: float, teeth: int, module: float, phase_deg: float = 0.0) -> np.ndarray:
     """Spur gear outline with trapezoid teeth: addendum = module, dedendum = 1.25 module. Returns world points."""
     ra, rd = pitch_radius + module, pitch_radius - 1.25 * module
-    pts = []
     pitch = 2 * math.pi / teeth
     ph = math.radians(phase_deg)
-    for k in range(teeth):
-        a = ph + k * pitch
-        # root, flank up, tip land, flank down (fractions of one pitch)
-        for frac, r in ((-0.5, rd), (-0.28, rd), (-0.14, ra), (0.14, ra), (0.28, rd)):
-            t = a + frac * pitch
-            pts.append((center[0] + r * math.cos(t), center[1] + r * math.sin(t)))
-    return np.array(pts)
+    cx, cy, cos, sin = center[0], center[1], math.cos, math.sin
+    # root, flank up, tip land, flank down (fractions of one pitch)
+    profile = [(frac * pitch, r) for frac, r in ((-0.5, rd), (-0.28, rd), (-0.14, ra), (0.14, ra), (0.28, rd))]
+    angles = [(ph + k * pitch + off, r) for k in range(teeth) for off, r in profile]
+    return np.array([(cx + r * cos(t), cy + r * sin(t)) for t, r in angles])
 
 
 def dial_ticks(canvas: Canvas, center, r_outer: float, count: int, length: float, style: Style,
@@ -197,6 +201,6 @@ def hatch(canvas: Canvas, x0: float, y0: float, x1: float, y1: float, spacing_px
         ctx.set_source_rgb(*(style.stroke or (0, 0, 0)))
         ctx.set_line_width(style.width_px)
         ctx.stroke()
-    g = Polygon([(u0, v0), (u1, v0), (u1, v1), (u0, v1)])
+    g = LazyGeometry(lambda: Polygon([(u0, v0), (u1, v0), (u1, v1), (u0, v1)]))
     canvas.register_stroke(g, owner)
     return g

@@ -82,7 +82,8 @@ def draw_text_px(canvas: Canvas, text: str, center_px, style: Style) -> Polygon:
     ctx.set_source_rgb(*style.text)
     ctx.show_text(text)
     ctx.new_path()
-    return text_box_px(canvas, text, center_px, style)
+    w, h = ext.width + 2 * style.halo_px, ext.height + 2 * style.halo_px   # text_size's box, measured once
+    return box(center_px[0] - w / 2, center_px[1] - h / 2, center_px[0] + w / 2, center_px[1] + h / 2)
 
 
 def draw_text(canvas: Canvas, text: str, at, style: Style = LABEL, register: bool = True,

@@ -27,7 +27,7 @@ def connected(cubes: Iterable[Sequence[int]]) -> bool:
     s = {tuple(c) for c in cubes}
     if not s:
         return False
-    start = next(iter(sorted(s)))
+    start = next(iter(s))               # any start gives the same answer
     seen, todo = {start}, [start]
     while todo:
         x, y, z = todo.pop()
@@ -38,10 +38,52 @@ def connected(cubes: Iterable[Sequence[int]]) -> bool:
     return len(seen) == len(s)
 
 
+def cut_cubes(cubes: Iterable[Sequence[int]]) -> set[Cube] | None:
+    """The cubes whose removal leaves the rest not face-connected (the articulation points, found in one
+    depth-first walk), so that `c in cut_cubes(s)` is `not connected(s - {c})` for every c of s; a lone cube is
+    its own cut (nothing is left). None when the set itself is not connected (or empty)."""
+    s = {tuple(c) for c in cubes}
+    if len(s) <= 1:
+        return set(s) if s else None
+    root = next(iter(s))
+    disc, low, cut, children = {root: 0}, {root: 0}, set(), 0
+    stack = [(root, None, iter(neighbours(root)))]
+    while stack:
+        v, parent, todo = stack[-1]
+        for w in todo:
+            if w not in s:
+                continue
+            if w not in disc:
+                disc[w] = low[w] = len(disc)
+                stack.append((w, v, iter(neighbours(w))))
+                break
+            if w != parent and disc[w] < low[v]:
+                low[v] = disc[w]
+        else:
+            stack.pop()
+            if parent is None:
+                continue
+            if low[v] < low[parent]:
+                low[parent] = low[v]
+            if parent == root:
+                children += 1
+            elif low[v] >= disc[parent]:
+                cut.add(parent)
+    if len(disc) != len(s):
+        return None
+    if children > 1:
+        cut.add(root)
+    return cut
+
+
 def normalise(cubes: Iterable[Sequence[int]]) -> tuple[Cube, ...]:
     """Translated so that the minimum corner is at the origin, sorted."""
-    s = {(int(c[0]), int(c[1]), int(c[2])) for c in cubes}
-    x0, y0, z0 = min(c[0] for c in s), min(c[1] for c in s), min(c[2] for c in s)
+    if isinstance(cubes, np.ndarray):
+        s = set(map(tuple, cubes.reshape(-1, 3).astype(np.int64).tolist()))
+    else:
+        s = {(int(c[0]), int(c[1]), int(c[2])) for c in cubes}
+    xs, ys, zs = zip(*s)
+    x0, y0, z0 = min(xs), min(ys), min(zs)
     return tuple(sorted((x - x0, y - y0, z - z0) for x, y, z in s))
 
 
@@ -67,7 +109,7 @@ def _canonical(cubes: tuple[Cube, ...]) -> tuple[Cube, ...]:
     r = np.einsum("kij,nj->kni", _ROT, a)
     r = r - r.min(axis=1, keepdims=True)
     codes = np.sort((r[..., 0] * 64 + r[..., 1]) * 64 + r[..., 2], axis=1)
-    best = min(tuple(int(v) for v in row) for row in codes)
+    best = min(codes.tolist())                 # rows as lists of ints compare like the tuples they were
     return tuple((c // 4096, (c // 64) % 64, c % 64) for c in best)
 
 
@@ -112,9 +154,12 @@ def grid_of(cells: Iterable[tuple[int, int]]) -> tuple[str, ...]:
     cs = set(cells)
     if not cs:
         return ()
-    r0, c0 = min(r for r, _ in cs), min(c for _, c in cs)
-    r1, c1 = max(r for r, _ in cs), max(c for _, c in cs)
-    return tuple("".join(FILLED if (r, c) in cs else EMPTY for c in range(c0, c1 + 1)) for r in range(r0, r1 + 1))
+    rs, cols = zip(*cs)
+    r0, c0, c1 = min(rs), min(cols), max(cols)
+    rows = [[EMPTY] * (c1 - c0 + 1) for _ in range(max(rs) - r0 + 1)]
+    for r, c in cs:
+        rows[r - r0][c - c0] = FILLED
+    return tuple("".join(row) for row in rows)
 
 
 def cells_of(grid: Sequence[str]) -> set[tuple[int, int]]:
@@ -174,6 +219,7 @@ for _ax in AXES:
 
 
 _TEMPLATES = np.stack([_FACE_POINTS[ax] for ax in AXES])        # (3, S^2, 3)
+_AXIS_INDEX = {ax: i for i, ax in enumerate(AXES)}
 
 
 def face_visibility(cubes: Iterable[Sequence[int]], faces: Sequence[tuple[Sequence[int], str]],
@@ -183,16 +229,19 @@ def face_visibility(cubes: Iterable[Sequence[int]], faces: Sequence[tuple[Sequen
     be in the set; a face glued to a cube of the set is hidden (its rays start inside that cube)."""
     if not faces:
         return np.zeros(0)
-    occ = np.asarray(sorted({tuple(int(v) for v in c) for c in cubes}), dtype=float).reshape(-1, 3)
+    # The set's cubes, in any order and repeats allowed: a ray is blocked when any of them blocks it.
+    occ = np.asarray(cubes if isinstance(cubes, np.ndarray) else list(cubes), dtype=np.int64).reshape(-1, 3)
+    occ = occ.astype(float)
     inv = 1.0 / np.asarray(cam.w, dtype=float)
     base = np.asarray([c for c, _ in faces], dtype=float)                                     # (F, 3)
-    kind = np.asarray([AXES.index(ax) for _, ax in faces])
+    kind = np.fromiter((_AXIS_INDEX[ax] for _, ax in faces), dtype=np.intp, count=len(faces))
     pts = (base[:, None, :] + _TEMPLATES[kind]).reshape(-1, 3)                                 # (F * S^2, 3)
     lo = [(occ[None, :, i] - pts[:, i, None]) * inv[i] for i in range(3)]                    # 3 x (P, C)
     t_in = np.maximum(np.maximum(lo[0], lo[1]), lo[2])
     t_out = np.minimum(np.minimum(lo[0] + inv[0], lo[1] + inv[1]), lo[2] + inv[2])
     hit = (t_out > np.maximum(t_in, 1e-9)).any(axis=1)
-    return 1.0 - hit.reshape(len(faces), -1).mean(axis=1)
+    # The mean of 25 booleans per face, as count / 25 (the same float).
+    return 1.0 - np.count_nonzero(hit.reshape(len(faces), -1), axis=1) / (SAMPLES * SAMPLES)
 
 
 def best_face_visibility(cubes: Iterable[Sequence[int]], probes: Sequence[Sequence[int]]) -> np.ndarray:

@@ -17,6 +17,7 @@ size), level 2 pieces at least 5 (level 1 already fixes |P| = 4), and a box-shap
 Legibility: every drawing at 48 px per cube edge, candidate numbers bold 24 px, star on the most visible face."""
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 from dataclasses import dataclass, replace
@@ -105,20 +106,19 @@ def _probe_cells(cubes) -> list[tuple[int, int, int]]:
             if (x, y, z) not in s and any(n in s for n in vx.neighbours((x, y, z)))]
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=8192)
 def drawing_visibility(cubes) -> tuple[float, float]:
     """(min best-face fraction over the cubes, min over empty touching cells of the bounding box if added)."""
     probes = _probe_cells(cubes)
-    a = vx.best_face_visibility(cubes, list(cubes)).min()
-    b = vx.best_face_visibility(cubes, probes).min() if probes else 1.0
+    best = vx.best_face_visibility(cubes, list(cubes) + probes)     # one pass: each face's fraction stands alone
+    a, b = best[:len(cubes)].min(), best[len(cubes):].min() if probes else 1.0
     return float(a), float(b)
 
 
 @functools.lru_cache(maxsize=1024)
 def _block_visibility(piece, gap_cells) -> tuple[float, float]:
-    a = vx.best_face_visibility(piece, list(piece)).min()
-    b = vx.best_face_visibility(piece, list(gap_cells)).min()
-    return float(a), float(b)
+    best = vx.best_face_visibility(piece, list(piece) + list(gap_cells))
+    return float(best[:len(piece)].min()), float(best[len(piece):].min())
 
 
 def star_face(scene: Scene) -> tuple[str, float]:
@@ -322,8 +322,8 @@ def _grow_gap(rng, block, n: int, sym_axis: int | None) -> set | None:
         if not front:
             return None
         cells = sorted(front)
-        w = np.cumsum([GROW_BIAS ** covered(c) for c in cells])
-        c = cells[min(int(np.searchsorted(w, rng.random() * w[-1], side="right")), len(cells) - 1)]
+        w = list(itertools.accumulate([GROW_BIAS ** covered(c) for c in cells]))   # = np.cumsum, in floats
+        c = cells[min(bisect.bisect_right(w, rng.random() * w[-1]), len(cells) - 1)]
         for new in {c, mirror(c)}:
             g.add(new)
             front.discard(new)
@@ -446,7 +446,8 @@ def _block_and_gap(rng, level: int, achiral: bool):
         gt = tuple(sorted(g))
         if min(_block_visibility(piece, gt)) < VISIBLE:
             continue
-        stars = [c for c in piece if any(n in g for n in vx.neighbours(c)) and vx.connected(set(piece) - {c})]
+        cut = vx.cut_cubes(piece)              # the piece is connected (checked above)
+        stars = [c for c in piece if any(n in g for n in vx.neighbours(c)) and c not in cut]
         vis = vx.face_visibility(piece, [(c, ax) for c in stars for ax in vx.AXES]).reshape(-1, 3).max(axis=1)
         stars = [c for c, v in zip(stars, vis) if v >= STAR_VISIBLE]
         if stars:

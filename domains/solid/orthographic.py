@@ -22,6 +22,7 @@ Legibility: cubes >= 48 px per edge, view cells 32 px, labels bold 20-22 px."""
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -99,12 +100,11 @@ def legal_additions(cubes, level: int, grid: int) -> list[tuple[int, int, int]]:
     any face. Inside the grid and below HMAX."""
     s = set(cubes)
     hmax = HMAX[level]
-    out = []
-    for c in sorted({n for q in s for n in vx.neighbours(q)} - s):   # touching cells, in (x, y, z) order
-        x, y, z = c
-        if 0 <= x < grid and 0 <= y < grid and 0 <= z < hmax and (level == 3 or z == 0 or (x, y, z - 1) in s):
-            out.append(c)
-    return out
+    touching = set()
+    for x, y, z in s:
+        touching.update(((x + 1, y, z), (x - 1, y, z), (x, y + 1, z), (x, y - 1, z), (x, y, z + 1), (x, y, z - 1)))
+    return sorted((x, y, z) for x, y, z in touching - s                  # in (x, y, z) order
+                  if 0 <= x < grid and 0 <= y < grid and 0 <= z < hmax and (level == 3 or z == 0 or (x, y, z - 1) in s))
 
 
 def _column_tops(cubes) -> list[tuple[int, int, int]]:
@@ -268,24 +268,24 @@ def _heightmap(rng: np.random.Generator, level: int, symmetric: bool) -> list[tu
     for _ in range(40):
         wy = int(rng.integers(2, g + 1))
         y0 = int(rng.integers(0, g - wy + 1))
-        prof = rng.integers(1, hmax + 1, size=wy)
+        prof = rng.integers(1, hmax + 1, size=wy).tolist()     # Python ints: small lists beat numpy here
         if symmetric:
-            prof = np.concatenate([prof[: (wy + 1) // 2], prof[: wy // 2][::-1]])
-        elif np.array_equal(prof, prof[::-1]):
+            prof = prof[: (wy + 1) // 2] + prof[: wy // 2][::-1]
+        elif prof == prof[::-1]:
             continue
         cubes = []
         for j in range(wy):
             k = int(rng.integers(1, g + 1))
             if rng.random() < 0.7:
                 x0 = int(rng.integers(0, g - k + 1))
-                xs = list(range(x0, x0 + k))
+                xs = range(x0, x0 + k)
             else:
-                xs = sorted(int(v) for v in rng.choice(g, size=k, replace=False))
-            hs = rng.integers(1, prof[j] + 1, size=k)
+                xs = sorted(rng.choice(g, size=k, replace=False).tolist())
+            hs = rng.integers(1, prof[j] + 1, size=k).tolist()
             hs[int(rng.integers(k))] = prof[j]
             if rng.random() < 0.6:          # lower columns nearer the viewer (+x) hide less; F stays the same
-                hs = np.sort(hs)[::-1]
-            cubes += [(x, y0 + j, z) for x, h in zip(xs, hs) for z in range(int(h))]
+                hs.sort(reverse=True)
+            cubes += [(x, y0 + j, z) for x, h in zip(xs, hs) for z in range(h)]
         if CUBES[0] <= len(cubes) <= CUBES[1] + (level == 3) and vx.connected(cubes):
             return cubes
     return None
@@ -297,8 +297,10 @@ def _overhangs(rng: np.random.Generator, cubes: list, symmetric: bool) -> list |
     its mirror image across the object's middle in y, which keeps most front views symmetric."""
     for _ in range(6):
         out = _overhang_once(rng, cubes, symmetric and rng.random() < PAIRED)
-        if out is not None and (vx.flip(front_view(out)) == front_view(out)) == symmetric:
-            return out
+        if out is not None:
+            front = front_view(out)
+            if (vx.flip(front) == front) == symmetric:
+                return out
     return None
 
 
@@ -312,7 +314,11 @@ def _overhang_once(rng: np.random.Generator, cubes: list, paired: bool) -> list 
     for _ in range(int(rng.integers(1, 3)) + 2 * (rng.random() < 0.5)):
         if rng.random() < 0.5:
             cands = [c for c in sorted(s) if (c[0], c[1], c[2] + 1) in s and twin(c) in s
-                     and (twin(c)[0], twin(c)[1], c[2] + 1) in s and vx.connected(s - {c, twin(c)})]
+                     and (twin(c)[0], twin(c)[1], c[2] + 1) in s]
+            # Taking one cube out keeps s connected iff it is no cut cube of s (one walk instead of one per cube).
+            cut = vx.cut_cubes(s) if sum(twin(c) == c for c in cands) > 1 else None
+            cands = [c for c in cands
+                     if (c not in cut if cut is not None and twin(c) == c else vx.connected(s - {c, twin(c)}))]
             if not cands:
                 continue
             c = cands[int(rng.integers(len(cands)))]
@@ -324,7 +330,8 @@ def _overhang_once(rng: np.random.Generator, cubes: list, paired: bool) -> list 
                 continue
             c = cands[int(rng.integers(len(cands)))]
             s |= {c, twin(c)}
-            if not vx.connected(s):
+            # s was connected and c touches it: only a mirrored twin can leave the set in two parts.
+            if twin(c) != c and not vx.connected(s):
                 return None
     if not any(z > 0 and (x, y, z - 1) not in s for x, y, z in s):
         return None
@@ -394,15 +401,22 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         cubes = tuple(sorted(cubes))
         if not (CUBES[0] <= len(cubes) <= CUBES[1]) or not vx.connected(cubes):
             continue
-        if (vx.flip(front_view(cubes)) == front_view(cubes)) != symmetric:
+        front = front_view(cubes)
+        if (vx.flip(front) == front) != symmetric:
             continue
-        stars = [c for c in _column_tops(cubes) if (sum((x, z) == (c[0], c[2]) for x, _, z in cubes) == 1) == q5]
-        stars = [c for c in stars if vx.connected(set(cubes) - {c})]
+        row_count = Counter((x, z) for x, _, z in cubes)    # cubes per (x, z): the right view's depth there
+        tops = _column_tops(cubes)
+        stars = [c for c in tops if (row_count[(c[0], c[2])] == 1) == q5]
+        if len(stars) > 1:
+            cut = vx.cut_cubes(cubes)       # cubes are connected (checked above)
+            stars = [c for c in stars if c not in cut]
+        else:
+            stars = [c for c in stars if vx.connected(set(cubes) - {c})]
         if not stars:
             continue
         star = stars[int(rng.integers(len(stars)))]
         r = right_view(cubes)
-        if vx.face_visibility(cubes, [(c, "+z") for c in _column_tops(cubes)]).min() < TOP_VISIBLE:
+        if vx.face_visibility(cubes, [(c, "+z") for c in tops]).min() < TOP_VISIBLE:
             continue                        # the cheap check first: most rejected scenes hide a column top
         vis = visibility(Scene(level, GRID[level], cubes, star, (r,), ("right",)))
         if vis["probes"] < PROBE_VISIBLE or vis["cubes"] < PROBE_VISIBLE:

@@ -1,0 +1,129 @@
+"""How long a whole release takes to build: every domain of a manifest built at a reduced n, at 1 and 2 workers,
+and the release's full item count extrapolated from those rates.
+
+Per domain (a line as each finishes):
+  w=1 /s    `build` end to end with one worker (sampling, answers, drawing, PNG encode, writes; no grain copies:
+            at a reduced n they would weigh far more than in a release), items per second of wall time.
+  w=2 /s    the same build with two workers, wall time. Both wall rates include whatever else the machine runs,
+            and the pool's start, which a 3,000-item build pays once but a small one pays in every item.
+  cpu /s    the one-worker build's items per CPU second (its process and its workers): the rate of one core
+            that has the machine to itself.
+  floor /s  the same accepted scenes drawn and PNG-encoded again, nothing else, per CPU second (as
+            build_throughput.py measures, in CPU time): the most a build could reach.
+  floor/cpu how far the pipeline is from that floor (1.0 = nothing but drawing and encoding).
+  release   this domain's recipe n at cpu /s, shared by two cores.
+Then the slowest five domains, the CPU cost of one item's grain copies (three sigmas, each PNG-encoded; noise
+compresses slowly), and the release extrapolated: its items at the CPU rates plus its grain items (each domain's
+grain subset), shared by two cores (the target is <= 15 min); the same from the measured wall rates at two
+workers; and per added worker (a Ray worker, say) as a linear estimate, T(k) = CPU seconds / k, which assumes
+each worker has a core of its own as fast as this one and no overhead: an estimate, not a measurement.
+
+    python benchmarks/release.py [--manifest manifests/grip-v1.toml] [--n 30] [--domains a,b]
+"""
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from build_throughput import floor_rate, read_rows  # noqa: E402
+
+from grip import domains  # noqa: E402
+from grip.builder import build, generate  # noqa: E402
+from grip.grain import SIGMAS, grain_copies  # noqa: E402
+from grip.release import load_recipe  # noqa: E402
+from grip.renderers.canvas import encode_png  # noqa: E402
+from grip.seeding import item_seed  # noqa: E402
+
+TARGET_S = 15 * 60      # the release on 2 cores
+
+
+def _fmt(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its finished children (pool workers count once they exit)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def grain_seconds(domain_id: str, k: int = 3) -> float:
+    """CPU seconds for one item's grain copies (every sigma, PNG-encoded), over k items of a domain."""
+    dom = domains.get(domain_id)
+    rgbs = [generate(dom, item_seed("0", domain_id, i), 1 + i % 3).rgb for i in range(k)]
+    t0 = time.process_time()
+    for i, rgb in enumerate(rgbs):
+        for arr in grain_copies(rgb, f"{domain_id}_{i:06d}.png", SIGMAS).values():
+            encode_png(arr)
+    return (time.process_time() - t0) / k
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--manifest", type=Path, default=ROOT / "manifests" / "grip-v1.toml")
+    ap.add_argument("--n", type=int, default=30, help="items built per domain and worker count (default 30)")
+    ap.add_argument("--domains", default=None, help="comma-separated subset of the manifest's domains")
+    args = ap.parse_args(argv)
+    if args.n < 2:
+        print("release: error: --n must be at least 2 (two workers need two items)", file=sys.stderr)
+        return 2
+    try:
+        recipe = load_recipe(args.manifest)
+    except Exception as e:   # a missing or bad manifest: one line
+        print(f"release: error: {e}", file=sys.stderr)
+        return 2
+    recipes = list(recipe.domains)
+    if args.domains:
+        want = args.domains.split(",")
+        unknown = sorted(set(want) - {d.domain for d in recipes})
+        if unknown:
+            print(f"release: error: not in {args.manifest.name}: {', '.join(unknown)}", file=sys.stderr)
+            return 2
+        recipes = [d for d in recipes if d.domain in want]
+    total_n = sum(d.n for d in recipes)
+    print(f"{recipe.name}: {len(recipes)} domains, {total_n:,} items in the recipe; building {args.n} per domain "
+          f"at 1 and 2 workers", flush=True)
+    print(f"{'domain':<22} {'w=1 /s':>7} {'w=2 /s':>7} {'cpu /s':>7} {'floor /s':>8} {'floor/cpu':>9} "
+          f"{'release':>9}", flush=True)
+    rows = []
+    t_start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for d in recipes:
+            wall = []
+            for workers in (1, 2):
+                c0 = _cpu()
+                res = build(d.domain, args.n, Path(tmp) / f"w{workers}", seed=d.seed, level=d.level,
+                            workers=workers, grain_subset=0)
+                wall.append(args.n / res.seconds)
+                if workers == 1:
+                    cpu = args.n / (_cpu() - c0)
+            flo = floor_rate(d.domain, read_rows(res.domain_dir), clock=time.process_time)
+            rows.append((d, wall[0], wall[1], cpu))
+            print(f"{d.domain:<22} {wall[0]:>7.1f} {wall[1]:>7.1f} {cpu:>7.1f} {flo:>8.1f} {flo / cpu:>9.2f} "
+                  f"{_fmt(d.n / cpu / 2):>9}", flush=True)
+    print(f"({time.perf_counter() - t_start:.0f} s of building)")
+    slow = sorted(rows, key=lambda r: r[3])[:5]
+    print("slowest five (items per CPU s): " + ", ".join(f"{d.domain} {c:.1f}" for d, _, _, c in slow))
+    g_items = sum(min(d.grain_subset, d.n) for d in recipes)
+    g_s = grain_seconds(recipes[0].domain)
+    print(f"grain copies: {g_s:.2f} CPU s per item (3 sigmas, encoded) x {g_items:,} grain items = "
+          f"{_fmt(g_s * g_items)} of CPU", flush=True)
+    cpu_total = sum(d.n / c for d, _, _, c in rows) + g_s * g_items
+    wall2 = sum(d.n / w2 for d, _, w2, _ in rows) + g_s * g_items / 2
+    print(f"release ({total_n:,} items): {_fmt(cpu_total)} of CPU; on 2 cores {_fmt(cpu_total / 2)} "
+          f"(target <= {_fmt(TARGET_S)}: {'met' if cpu_total / 2 <= TARGET_S else 'NOT met'}); at the wall rates "
+          f"measured with 2 workers just now, {_fmt(wall2)}")
+    print("linear estimate per added worker, CPU seconds / workers (not measured): "
+          + ", ".join(f"{k} workers {_fmt(cpu_total / k)}" for k in (3, 4, 8, 16, 32)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
