@@ -1,27 +1,21 @@
-"""The builder: rejection sampling per item, the item store, resume, and a process pool whose output is
-byte-identical to a single worker's.
+"""The builder: rejection sampling per item, the item store, resume, and the one writer behind every executor
+(`grip.executors`: a local process pool or Ray), whose output is byte-identical to a single worker's.
 
 Item i is a pure function of (release, domain, i, level): its generator is seeded from a hash of those names and
 rejection resamples continue on that same generator, so worker count, order and resume point change nothing.
 """
 from __future__ import annotations
 
-import ctypes
 import json
-import multiprocessing
 import os
 import platform
 import signal
 import subprocess
-import sys
 import threading
 import time
-from collections import Counter, deque
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from collections import Counter
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
-from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -29,12 +23,18 @@ import numpy as np
 from grip import GripError, __version__
 from grip import domains as registry
 from grip.domain import Domain, Ladder, Reject
+# cpu_count, max_workers, _pool_map, constant_baseline and summarise are re-exported for the callers they had here.
+from grip.executors import (Executor, check_workers, cpu_count, make_executor, max_workers,  # noqa: F401
+                            pool_map as _pool_map)
 from grip.grain import SIGMAS, grain_copies
 from grip.manifest import (MAX_ITEMS, MAX_SEED, StoreError, atomic_write_bytes, atomic_write_json, grain_rel,
-                           image_rel, item_id, read_rows, row_in_order, row_line, row_version, sha256_bytes,
-                           store_lock)
+                           image_rel, item_id, row_in_order, row_line, row_version, sha256_bytes,
+                           store_lock, twin_rel, validate_row)
+from grip.progress import progress as progress_display
 from grip.renderers.canvas import Canvas, decode_png, encode_png
 from grip.seeding import item_seed, level_for
+from grip.summary import Summary, constant_baseline, summarise  # noqa: F401
+from grip.twins import check_extras_regenerate, check_twin_file, twin_of
 
 
 class GenerationError(GripError):
@@ -50,6 +50,7 @@ class Generated:
     attempts: int
     rejections: Counter
     seconds: dict = field(default_factory=dict)
+    twin: object = None   # grip.twins.Twin in a --twins build
 
 
 def release_name(seed: int) -> str:
@@ -60,11 +61,13 @@ class DomainDefect(GripError):
     """A domain broke its own contract (an answer outside its declared space): a bug to report, not bad input."""
 
 
-def generate(dom: Domain, seed: int, level: int, render: bool = True) -> Generated:
+def generate(dom: Domain, seed: int, level: int, render: bool = True, twins: bool = False) -> Generated:
     """Draw candidates from one generator until one has every margin at or above its threshold and renders with
     no Reject. Answers outside their declared space are a bug in the domain, not a rejection. `render=False`
     (the conformance balance check) stops at the first candidate whose margins pass, without drawing it
-    (rgb None): the same scene whenever drawing rejects nothing."""
+    (rgb None): the same scene whenever drawing rejects nothing. `twins=True` also needs the candidate's minimal
+    pair (`grip.twins.twin_of`) to pass and to draw; a candidate without one is rejected and sampling goes on, so a twins
+    build may accept other scenes than a plain one."""
     rng = np.random.default_rng(seed)
     rejections: Counter = Counter()
     t_sample = t_draw = 0.0
@@ -89,18 +92,35 @@ def generate(dom: Domain, seed: int, level: int, render: bool = True) -> Generat
                 raise DomainDefect(f"{dom.id} (item seed {seed}, level {level}): answer of {q.id} lies outside its "
                                    f"declared space: {q.answer!r}. This is a bug in the domain; the items "
                                    f"built so far are kept")
+        twin = None
+        if twins:
+            try:
+                twin = twin_of(dom, scene, seed, level)
+            except Reject as r:
+                rejections[r.reason] += 1
+                t_sample += time.perf_counter() - t1
+                continue
+            t_sample += time.perf_counter() - t1
+            t1 = time.perf_counter()
         if not render:
-            return Generated(scene, lad, None, attempt, rejections, {"sample": t_sample, "draw": 0.0})
+            return Generated(scene, lad, None, attempt, rejections, {"sample": t_sample, "draw": 0.0}, twin)
         canvas = Canvas(dom.size_px, dom.world)
         try:
             dom.draw(scene, canvas)
+            if twin is not None:
+                twin_canvas = Canvas(dom.size_px, dom.world)
+                try:
+                    dom.draw(twin.scene, twin_canvas)
+                except Reject as r:
+                    raise Reject(f"twin:{r.reason}") from None
+                twin.rgb = twin_canvas.array()
         except Reject as r:
             rejections[r.reason] += 1
             t_draw += time.perf_counter() - t1
             continue
         rgb = canvas.array()
         t_draw += time.perf_counter() - t1
-        return Generated(scene, lad, rgb, attempt, rejections, {"sample": t_sample, "draw": t_draw})
+        return Generated(scene, lad, rgb, attempt, rejections, {"sample": t_sample, "draw": t_draw}, twin)
     top = ", ".join(f"{k}={v}" for k, v in rejections.most_common(4))
     raise GenerationError(f"{dom.id}: no acceptable scene in {dom.max_attempts} attempts (level {level}): {top}")
 
@@ -202,6 +222,7 @@ def check_row_regenerates(row: dict, where: str) -> None:
     rej = Counter(row["rejections"])
     if any(rej[k] < v for k, v in named.items()) or sum(rej.values()) - sum(named.values()) != drawn_rejected:
         fail("rejections")
+    check_extras_regenerate(dom, row, scene, fail, _first_difference)
 
 
 @dataclass
@@ -211,15 +232,19 @@ class ItemResult:
     png: bytes
     grain: dict  # sigma -> PNG bytes
     seconds: dict
+    twin_png: bytes | None = None   # written to row["twin"]["image"] before the row, like the image
 
 
 def make_item(domain_id: str, release: str, index: int, level: int | None, with_grain: bool,
-              sigmas: tuple[int, ...] = SIGMAS) -> ItemResult:
-    """Everything about item `index`, computed with no I/O: the row, the PNG and its grain copies."""
+              sigmas: tuple[int, ...] = SIGMAS, twins: bool = False) -> ItemResult:
+    """Everything about item `index`, computed with no I/O: the row, the PNG and its grain copies, and with
+    `twins` its minimal pair's PNG and the row's `twin`. Every row of a domain with a second wording of Q4 carries
+    `rephrase`."""
+    from grip import twins as twin_mod
     dom = registry.get(domain_id)
     lvl = level_for(index, level)
     seed = item_seed(release, domain_id, index)
-    g = generate(dom, seed, lvl)
+    g = generate(dom, seed, lvl, twins=twins)
     t0 = time.perf_counter()
     png = encode_png(g.rgb)
     iid = item_id(domain_id, index)
@@ -238,7 +263,19 @@ def make_item(domain_id: str, release: str, index: int, level: int | None, with_
         "rejections": dict(sorted(g.rejections.items())), "margin_min": g.ladder.margin_min(),
         "questions": [q.to_json() for q in g.ladder.questions],
     }
-    return ItemResult(index, row, png, grain, seconds)
+    rephrase = twin_mod.rephrase_json(dom, g.scene)
+    if rephrase is not None:
+        row["rephrase"] = rephrase
+    twin_png = None
+    if twins:
+        t1 = time.perf_counter()
+        twin_png = encode_png(g.twin.rgb)
+        row["twin"] = {"image": twin_rel(iid), "sha256": sha256_bytes(twin_png),
+                       **twin_mod.twin_content(dom, row["scene"], g.twin.scene, g.twin.ladder),
+                       "changed_fraction": twin_mod.changed_fraction(g.rgb, g.twin.rgb),
+                       "ssim": twin_mod.ssim(g.rgb, g.twin.rgb)}
+        seconds["twin"] = time.perf_counter() - t1
+    return ItemResult(index, row, png, grain, seconds, twin_png)
 
 
 def _make_item_args(args) -> ItemResult:
@@ -247,127 +284,6 @@ def _make_item_args(args) -> ItemResult:
 
 def _check_row_args(args) -> None:
     check_row_regenerates(*args)
-
-
-# --- worker processes ----------------------------------------------------------------------------------------
-
-PR_SET_PDEATHSIG = 1   # <linux/prctl.h>
-
-
-def cpu_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def max_workers() -> int:
-    """The most worker processes a build starts: four per CPU this process may run on."""
-    return 4 * cpu_count()
-
-
-def check_workers(workers: int) -> None:
-    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= max_workers():
-        raise GripError(f"--workers must be from 1 to {max_workers()} (four per CPU here), got {workers}")
-
-
-def _watch_parent(parent_pid: int) -> None:
-    while True:
-        time.sleep(1.0)
-        if os.getppid() != parent_pid:
-            os._exit(1)
-
-
-def _worker_init(parent_pid: int, lock_fd: int | None) -> None:
-    """First thing in every worker (a child of the build). A worker must never outlive the build: one left behind
-    by a killed build blocks on a pipe no one reads, and a worker holding the store lock would refuse every rerun."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C reaches the whole process group; the parent stops us
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)   # not the parent's handler, which fork copied
-    if lock_fd is not None:
-        # The lock belongs to the open file, shared by every copy of the descriptor: dropping the worker's copy
-        # leaves the parent holding it, and the lock goes when the parent does, whatever happens to us.
-        try:
-            os.close(lock_fd)
-        except OSError:
-            pass
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent_pid:   # the parent died before the line above took effect
-        os._exit(1)
-    # Where there is no death signal (or the pool was made by another thread that has since ended): poll.
-    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True, name="grip-parent-watch").start()
-
-
-def _mp_context():
-    """fork where there is one (Linux; the default there before Python 3.14): workers start at once, inherit what
-    the parent loaded (domains registered at run time included), and are the build's own children, which
-    `_worker_init` relies on. Elsewhere spawn, whose workers are direct children too."""
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods and sys.platform.startswith("linux")
-                                       else "spawn")
-
-
-def _map_chunk(fn, chunk: list) -> list:
-    return [fn(x) for x in chunk]
-
-
-def _stop_pool(ex: ProcessPoolExecutor) -> None:
-    """Stop a pool at once: queued work cancelled, busy workers killed (they write nothing; the parent does)."""
-    kill = getattr(ex, "kill_workers", None)   # Python 3.14+
-    if kill is not None:
-        kill()
-        ex.shutdown(wait=True, cancel_futures=True)
-        return
-    procs = list((getattr(ex, "_processes", None) or {}).values())
-    ex.shutdown(wait=False, cancel_futures=True)
-    for p in procs:
-        p.kill()
-    for p in procs:
-        p.join(timeout=10)
-    # Before 3.14 the pool's manager thread notices the dead workers and closes its wake-up pipe, and the module's
-    # exit hook may then write to that closed pipe ("Exception ignored ... Bad file descriptor" after our one-line
-    # error): take the pipe off the hook's list (the thread still ends on its own and is joined at exit).
-    import concurrent.futures.process as cfp
-    manager = getattr(ex, "_executor_manager_thread", None)
-    if manager is not None:
-        getattr(cfp, "_threads_wakeups", {}).pop(manager, None)
-
-
-def _pool_map(fn, items, count: int, workers: int, chunk: int, lock_fd: int | None = None):
-    """`fn` over `items` (`count` of them), results in order. With more than one worker, a pool of at most one
-    process per chunk, `chunk` items per task and four tasks per process in flight, so memory stays flat in n.
-    Closing the generator early (an error or Ctrl-C in the consumer) kills the pool."""
-    procs = min(workers, -(-count // chunk))
-    if procs <= 1:
-        yield from map(fn, items)
-        return
-    ctx = _mp_context()
-    inherited_lock = lock_fd if ctx.get_start_method() == "fork" else None   # spawn passes no descriptor on
-    ex = ProcessPoolExecutor(max_workers=procs, mp_context=ctx, initializer=_worker_init,
-                             initargs=(os.getpid(), inherited_lock))
-    finished = False
-    try:
-        it = iter(items)
-        chunks = iter(lambda: list(islice(it, chunk)), [])
-        pending = deque(ex.submit(_map_chunk, fn, c) for c in islice(chunks, 4 * procs))
-        while pending:
-            try:
-                batch = pending.popleft().result()
-            except BrokenProcessPool:
-                raise GripError("a worker process died (out of memory, or killed); rerun the same command to "
-                                "resume") from None
-            for c in islice(chunks, 1):
-                pending.append(ex.submit(_map_chunk, fn, c))
-            yield from batch
-        finished = True
-    finally:
-        if finished:
-            ex.shutdown(wait=True)
-        else:
-            _stop_pool(ex)
 
 
 @contextmanager
@@ -394,65 +310,124 @@ def _sigterm_as_interrupt():
 CHECK_CHUNK = 32   # rows per task when a pool re-samples existing rows
 
 
-def _check_existing(domain_dir: Path, domain_id: str, release: str, level: int | None, n: int, workers: int,
-                    lock_fd: int | None) -> list[dict]:
-    """Rows already built in this folder, checked to belong to this very build (same domain, seeds, levels), to
-    match their images and recorded grain copies byte for byte, and to be the items their seeds regenerate (a
-    hand-edited answer or scene is refused, never extended). A cut-short last line is dropped so the item is
-    redone."""
+def _count_lines(path: Path) -> int:
+    """Complete lines of a file (a cut-short last line is not one), read a block at a time."""
+    with open(path, "rb") as f:
+        return sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
+
+
+def _scan_rows(path: Path):
+    """(line number, row, byte length up to the end of that line) for each complete line of an items.jsonl, one
+    row at a time and validated as `grip.manifest.read_rows` does. A last line with no newline is an append cut
+    short: it is left out, so the item is redone."""
+    with open(path, "rb") as f:
+        end = 0
+        for k, raw in enumerate(f, 1):
+            if not raw.endswith(b"\n"):
+                return
+            end += len(raw)
+            try:
+                row = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                raise StoreError(f"{path}: line {k} is not valid JSON; the item store is corrupt") from None
+            validate_row(row, f"{path}: line {k}")
+            yield k, row, end
+
+
+def _grain_record(row: dict, i: int, k_grain: int) -> tuple[list[int], dict]:
+    """(sigmas whose copies item i lacks under a grain subset of k_grain, its row as the grain subset has it once
+    they are made: grain_sha256 present, in sigma order)."""
+    rec = row.get("grain_sha256", {})
+    wanted = [s for s in SIGMAS if i < k_grain and str(s) not in rec]
+    return wanted, row_in_order({**row, "grain_sha256": {str(s): rec[str(s)] for s in SIGMAS if str(s) in rec}})
+
+
+@dataclass
+class _Existing:
+    """What the rows already on disk come to, gathered in one pass over them."""
+    count: int = 0          # rows (complete lines)
+    good_len: int = 0       # bytes of items.jsonl up to the end of the last complete line
+    grain_prefix: int = 0   # leading items with a grain copy at some sigma (hash recorded or file present)
+    regrain: bool = False   # some row needs grain copies made or its grain_sha256 rewritten (`_record_grain`)
+
+
+def _check_existing(domain_dir: Path, domain_id: str, release: str, level: int | None, n: int,
+                    executor: Executor, twins: bool, k_grain: int, summary: Summary) -> _Existing:
+    """Rows already built in this folder, read once and one at a time (never all held): checked to belong to this
+    very build (same domain, seeds, levels), to match their images and recorded grain copies byte for byte, and to
+    be the items their seeds regenerate (`executor` re-samples them; a hand-edited answer or scene is refused,
+    never extended), and fed to `summary`. A cut-short last line is dropped so the item is redone."""
     path = domain_dir / "items.jsonl"
+    ex = _Existing()
     if not path.exists():
-        return []
-    rows, good_len = read_rows(path, allow_partial_tail=True)
-    if len(rows) > n:
-        raise StoreError(f"{domain_dir} already holds {len(rows)} items, more than --n {n}; choose another --out")
+        return ex
+    lines = _count_lines(path)
+    if lines > n:
+        raise StoreError(f"{domain_dir} already holds {lines} items, more than --n {n}; choose another --out")
     version = registry.get(domain_id).version
-    for i, row in enumerate(rows):
-        if row["domain"] != domain_id or row["index"] != i:
-            raise StoreError(f"{path} holds items of another build (row {i}: {row['domain']} #{row['index']}); "
-                             f"choose another --out")
-        if row_version(row) != version:
-            raise StoreError(f"{path} was built by version {row_version(row)} of {domain_id}, and this grip has "
-                             f"version {version}; items of two versions are never mixed: choose another --out")
-        if row["seed"] != item_seed(release, domain_id, i) or row["level"] != level_for(i, level):
-            raise StoreError(f"{path} was built with another --seed or --level; choose another --out")
-        img = domain_dir / row["image"]
-        if not img.is_file() or sha256_bytes(img.read_bytes()) != row["sha256"]:
-            raise StoreError(f"{img} is missing or differs from its row's sha256; the item store is corrupt")
-        for s, h in row.get("grain_sha256", {}).items():
-            g = domain_dir / grain_rel(row["id"], int(s))
-            if not g.is_file() or sha256_bytes(g.read_bytes()) != h:
-                raise StoreError(f"{g} is missing or differs from its row's grain_sha256; the item store is corrupt")
-    checks = ((row, f"{path}: line {i + 1}") for i, row in enumerate(rows))
-    with closing(_pool_map(_check_row_args, checks, len(rows), workers, CHECK_CHUNK, lock_fd)) as done:
+
+    def checked():
+        for k, row, end in _scan_rows(path):
+            i = k - 1
+            if row["domain"] != domain_id or row["index"] != i:
+                raise StoreError(f"{path} holds items of another build (row {i}: {row['domain']} #{row['index']}); "
+                                 f"choose another --out")
+            if row_version(row) != version:
+                raise StoreError(f"{path} was built by version {row_version(row)} of {domain_id}, and this grip has "
+                                 f"version {version}; items of two versions are never mixed: choose another --out")
+            if row["seed"] != item_seed(release, domain_id, i) or row["level"] != level_for(i, level):
+                raise StoreError(f"{path} was built with another --seed or --level; choose another --out")
+            img = domain_dir / row["image"]
+            if not img.is_file() or sha256_bytes(img.read_bytes()) != row["sha256"]:
+                raise StoreError(f"{img} is missing or differs from its row's sha256; the item store is corrupt")
+            for s, h in row.get("grain_sha256", {}).items():
+                g = domain_dir / grain_rel(row["id"], int(s))
+                if not g.is_file() or sha256_bytes(g.read_bytes()) != h:
+                    raise StoreError(f"{g} is missing or differs from its row's grain_sha256; the item store is "
+                                     f"corrupt")
+            check_twin_file(domain_dir, path, row, twins)
+            if row.get("grain_sha256") or any((domain_dir / grain_rel(row["id"], s)).is_file() for s in SIGMAS):
+                ex.grain_prefix = k
+            if not ex.regrain:
+                wanted, new = _grain_record(row, i, k_grain)
+                ex.regrain = bool(wanted) or row_line(new) != row_line(row)
+            summary.add(row)
+            ex.count, ex.good_len = k, end
+            yield row, f"{path}: line {k}"
+
+    with closing(executor.map(_check_row_args, checked(), lines, CHECK_CHUNK)) as done:
         for _ in done:
             pass
-    if path.stat().st_size != good_len:
-        with open(path, "r+b") as f:
-            f.truncate(good_len)
-    return rows
+    return ex
 
 
-def _record_grain(domain_dir: Path, rows: list[dict], k_grain: int) -> bool:
+def _record_grain(domain_dir: Path, items_path: Path, k_grain: int) -> None:
     """Bring every existing row's grain copies and `grain_sha256` in line with a grain subset of `k_grain`: the
     first k_grain items get a copy at every sigma, the others none. A copy whose hash no row records (a rerun with
     a larger --grain-subset, a run killed before it recorded one, a store from before grain hashes) is made again
-    from the verified image rather than trusted. Returns whether any row changed."""
-    changed = False
-    for i, row in enumerate(rows):
-        rec = dict(row.get("grain_sha256", {}))
-        wanted = [s for s in SIGMAS if i < k_grain and str(s) not in rec]
-        if wanted:
-            rgb = decode_png((domain_dir / row["image"]).read_bytes())
-            for s, arr in grain_copies(rgb, f"{row['id']}.png", wanted).items():
-                data = encode_png(arr)
-                atomic_write_bytes(domain_dir / grain_rel(row["id"], s), data)
-                rec[str(s)] = sha256_bytes(data)
-        new = row_in_order({**row, "grain_sha256": {str(s): rec[str(s)] for s in SIGMAS if str(s) in rec}})
-        if row_line(new) != row_line(row):
-            rows[i] = new
-            changed = True
-    return changed
+    from the verified image rather than trusted. The rows are streamed into a new items.jsonl that replaces the old
+    one whole (atomically), so a run killed halfway leaves the old one."""
+    tmp = items_path.with_name(f".tmp-{items_path.name}")
+    try:
+        with open(tmp, "wb") as out:
+            for k, row, _ in _scan_rows(items_path):
+                i = k - 1
+                wanted, new = _grain_record(row, i, k_grain)
+                if wanted:
+                    rgb = decode_png((domain_dir / row["image"]).read_bytes())
+                    rec = dict(new["grain_sha256"])
+                    for s, arr in grain_copies(rgb, f"{row['id']}.png", wanted).items():
+                        data = encode_png(arr)
+                        atomic_write_bytes(domain_dir / grain_rel(row["id"], s), data)
+                        rec[str(s)] = sha256_bytes(data)
+                    new["grain_sha256"] = {str(s): rec[str(s)] for s in SIGMAS if str(s) in rec}
+                _append(out, tmp, row_line(new))
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, items_path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def check_writable(out: Path) -> None:
@@ -493,10 +468,13 @@ class BuildResult:
 
 
 def build(domain_id: str, n: int, out: Path, seed: int = 0, level: int | None = None, workers: int = 1,
-          grain_subset: int | None = 20, progress: bool | str = False) -> BuildResult:
+          grain_subset: int | None = 20, progress: bool | str = False, twins: bool = False,
+          executor: str = "local", address: str | None = None) -> BuildResult:
     """Build (or resume) items 0..n-1 of one domain into `out/<domain>/`. `grain_subset` None means every item.
-    `progress`: False for none, True or "bar" for a progress bar, "lines" for a line every PROGRESS_EVERY_S
-    seconds (for a log rather than a terminal)."""
+    `twins`: also each item's minimal pair (`twins/<id>.png` and the row's `twin`; see `generate`).
+    `progress`: False for none, True or "bar" for a progress bar, "lines" for a line every
+    grip.progress.PROGRESS_EVERY_S seconds (for a log rather than a terminal). `executor`: "local" (a process
+    pool of `workers`) or "ray" (`workers` Ray tasks at a time, on the cluster at `address` or a local Ray)."""
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_ITEMS:
         raise GripError(f"--n must be a whole number of items from 1 to {MAX_ITEMS:,}, got {n}")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
@@ -504,23 +482,18 @@ def build(domain_id: str, n: int, out: Path, seed: int = 0, level: int | None = 
     dom = registry.get(domain_id)  # raises UnknownDomain
     if level is not None and level not in dom.levels:
         raise GripError(f"--level must be one of {list(dom.levels)} for {domain_id}, got {level}")
-    check_workers(workers)
+    if twins and dom.minimal_pair is None:
+        raise GripError(f"{domain_id} has no minimal_pair, so it cannot be built with --twins")
+    check_workers(workers, executor)
+    runner = make_executor(executor, workers, address)   # a missing Ray is an error before anything is touched
     if out is None or str(out).strip() == "":   # Path("") is the working folder, never what was meant
         raise GripError("the output folder is empty; give a folder")
     out = Path(out)
     check_writable(out)
     domain_dir = out / domain_id
-    with store_lock(domain_dir) as lock_fd, _sigterm_as_interrupt():
-        return _build_locked(dom, domain_dir, n, seed, level, workers, grain_subset, progress, lock_fd)
-
-
-def _grain_items_on_disk(domain_dir: Path, rows: list[dict]) -> int:
-    """How many leading items of the store have a grain copy at some sigma (copies are made for a prefix)."""
-    k = 0
-    for i, row in enumerate(rows):
-        if row.get("grain_sha256") or any((domain_dir / grain_rel(row["id"], s)).is_file() for s in SIGMAS):
-            k = i + 1
-    return k
+    with store_lock(domain_dir) as lock_fd, _sigterm_as_interrupt(), runner:
+        runner.lock_fd = lock_fd
+        return _build_locked(dom, domain_dir, n, seed, level, workers, grain_subset, progress, runner, twins)
 
 
 def _append(f, path: Path, data: bytes) -> None:
@@ -534,15 +507,18 @@ def _append(f, path: Path, data: bytes) -> None:
 
 
 def _build_locked(dom: Domain, domain_dir: Path, n: int, seed: int, level: int | None, workers: int,
-                  grain_subset: int | None, progress, lock_fd: int | None) -> BuildResult:
+                  grain_subset: int | None, progress, executor: Executor, twins: bool = False) -> BuildResult:
     domain_id = dom.id
     release = release_name(seed)
-    t_check = time.perf_counter()
-    existing = _check_existing(domain_dir, domain_id, release, level, n, workers, lock_fd)
-    t_check = time.perf_counter() - t_check
     k_grain = n if grain_subset is None else min(int(grain_subset), n)
-    on_disk = _grain_items_on_disk(domain_dir, existing)
-    if on_disk > k_grain:
+    # build.json's summary grows row by row, from the rows on disk as they are checked and each new row as it is
+    # written: no row is held, so memory stays flat in n.
+    summary = Summary(dom)
+    t_check = time.perf_counter()
+    existing = _check_existing(domain_dir, domain_id, release, level, n, executor, twins, k_grain, summary)
+    t_check = time.perf_counter() - t_check
+    if existing.grain_prefix > k_grain:
+        on_disk = existing.grain_prefix
         raise GripError(f"{domain_dir}: grain copies exist for the first {on_disk} items, but --grain-subset asks for "
                         f"{k_grain}; build.json would leave {on_disk - k_grain} of them out. Rerun with "
                         f"--grain-subset {on_disk} (or --grain all), or build into a new folder")
@@ -551,28 +527,35 @@ def _build_locked(dom: Domain, domain_dir: Path, n: int, seed: int, level: int |
         stale.unlink()
 
     items_path = domain_dir / "items.jsonl"
-    # Grain copies missing for items built earlier (say, with a smaller --grain-subset): made from the image, then
-    # the rows rewritten whole (atomically) with their new grain hashes.
-    if _record_grain(domain_dir, existing, k_grain):
-        atomic_write_bytes(items_path, b"".join(row_line(r) for r in existing))
+    if existing.regrain:
+        # Grain copies missing for items built earlier (say, with a smaller --grain-subset): made from the image,
+        # and the rows rewritten (atomically) with their new grain hashes.
+        _record_grain(domain_dir, items_path, k_grain)
+    elif items_path.exists() and items_path.stat().st_size != existing.good_len:
+        with open(items_path, "r+b") as f:   # a cut-short last line: that item is built again
+            f.truncate(existing.good_len)
 
-    todo = range(len(existing), n)
-    jobs = ((domain_id, release, i, level, i < k_grain) for i in todo)
+    todo = range(existing.count, n)
+    jobs = ((domain_id, release, i, level, i < k_grain, SIGMAS, twins) for i in todo)
     chunk = max(1, min(16, len(todo) // (workers * 8) or 1))
+    singles = max(0, k_grain - existing.count)   # items with grain copies cost several encodes: one per task
     stage = Counter()
     t0 = time.perf_counter()
-    bar = _progress(len(todo), f"{domain_id}", progress)
+    bar = progress_display(len(todo), f"{domain_id}", progress, grain_items=min(singles, len(todo)))
     try:
         with open(items_path, "ab") as manifest, \
-                closing(_pool_map(_make_item_args, jobs, len(todo), workers, chunk, lock_fd)) as results:
+                closing(executor.map(_make_item_args, jobs, len(todo), chunk, singles)) as results:
             for res in results:
                 # image first, then its row: a row on disk always has its image.
                 atomic_write_bytes(domain_dir / res.row["image"], res.png)
+                if res.twin_png is not None:
+                    atomic_write_bytes(domain_dir / res.row["twin"]["image"], res.twin_png)
                 for s, data in res.grain.items():
                     atomic_write_bytes(domain_dir / grain_rel(res.row["id"], s), data)
                 _append(manifest, items_path, row_line(res.row))
+                summary.add(res.row)
                 stage.update(res.seconds)
-                bar.update(1)
+                bar.update(res.seconds, len(res.grain))
             try:
                 os.fsync(manifest.fileno())
             except OSError as e:
@@ -582,140 +565,19 @@ def _build_locked(dom: Domain, domain_dir: Path, n: int, seed: int, level: int |
         bar.finish()   # also on Ctrl-C or an error: the bar gives the terminal its cursor back
     seconds = time.perf_counter() - t0
 
-    rows, _ = read_rows(items_path)
-    summary = summarise(dom, rows)
-    summary.update({
+    info = summary.result()
+    info.update({
         "provenance": provenance(),
         "arguments": {"domain": domain_id, "n": n, "seed": seed, "release": release, "level": level,
                       "workers": workers, "grain_subset": "all" if grain_subset is None else k_grain,
-                      "grain_sigmas": list(SIGMAS)},
-        "timing": {"seconds": round(seconds, 3), "items_built": len(todo), "items_resumed": len(existing),
+                      "grain_sigmas": list(SIGMAS), **({"twins": True} if twins else {}),
+                      **({"executor": executor.name} if executor.name != "local" else {})},
+        "timing": {"seconds": round(seconds, 3), "items_built": len(todo), "items_resumed": existing.count,
                    "items_per_second": round(len(todo) / seconds, 2) if todo and seconds > 0 else None,
                    "resume_check_seconds": round(t_check, 3),
                    "worker_seconds": {k: round(v, 3) for k, v in sorted(stage.items())}},
         "grain": {"sigmas": list(SIGMAS), "items": k_grain,
                   "paths": "grain/s{sigma}/{id}.png for the first `items` items"},
     })
-    atomic_write_json(domain_dir / "build.json", summary)
-    return BuildResult(domain_dir, n, len(todo), len(existing), seconds, summary)
-
-
-PROGRESS_EVERY_S = 5.0   # a progress line this often when stderr is no terminal
-
-
-class _NoBar:
-    def update(self, k): pass
-    def finish(self): pass
-
-
-class _Bar:
-    def __init__(self, total: int, label: str):
-        import click
-        self._bar = click.progressbar(length=total, label=label, file=sys.stderr, show_pos=True, show_eta=True)
-        self._bar.__enter__()
-        self._open = True
-
-    def update(self, k):
-        self._bar.update(k)
-
-    def finish(self):
-        if self._open:
-            self._open = False
-            self._bar.__exit__(None, None, None)
-
-
-class _Lines:
-    """Progress for a log: a line to stderr every PROGRESS_EVERY_S seconds."""
-
-    def __init__(self, total: int, label: str):
-        self.total, self.label, self.done = total, label, 0
-        self.t0 = time.monotonic()
-        self.due = self.t0 + PROGRESS_EVERY_S
-
-    def update(self, k):
-        import click
-        self.done += k
-        now = time.monotonic()
-        if now >= self.due:
-            rate = self.done / (now - self.t0) if now > self.t0 else 0.0
-            click.echo(f"{self.label}: {self.done}/{self.total} items, {rate:.1f} items/s", err=True)
-            self.due = now + PROGRESS_EVERY_S
-
-    def finish(self):
-        pass
-
-
-def _progress(total: int, label: str, mode):
-    if not mode or not total:
-        return _NoBar()
-    return _Lines(total, label) if mode == "lines" else _Bar(total, label)
-
-
-# --- summary -------------------------------------------------------------------------------------------------
-
-def _key(ans_json: dict):
-    from grip.answers import answer_from_json
-    return answer_from_json(ans_json).key()
-
-
-def constant_baseline(answers: list[dict]) -> dict:
-    """Accuracy of the best single constant answer over these items (what a model that ignores the image could
-    score). Exact for counts, choices, lists and records (the modal value); for numbers, the best constant among
-    the observed values, each item accepting it within its own tolerance."""
-    from grip.answers import Number, answer_from_json
-    objs = [answer_from_json(a) for a in answers]
-    if objs and all(isinstance(o, Number) for o in objs):
-        v = np.array([o.value for o in objs], float)
-        tol = np.array([o.tol_abs() for o in objs], float) * (1 + 1e-9) + 1e-9
-        period = objs[0].period
-        best, best_c = -1, None
-        for c in np.unique(v):
-            d = np.abs(v - c)
-            if period:
-                d = np.minimum(d % period, period - d % period)
-            hits = int(np.count_nonzero(d <= tol))
-            if hits > best:
-                best, best_c = hits, float(c)
-        return {"share": best / len(objs), "constant": best_c}
-    counts = Counter(repr(o.key()) for o in objs)
-    key, hits = counts.most_common(1)[0]
-    return {"share": hits / len(objs), "constant": key}
-
-
-def summarise(dom: Domain, rows: list[dict]) -> dict:
-    by_q: dict[str, list[dict]] = {}
-    pos: dict[str, int] = {}
-    margins: dict[str, list[float]] = {}
-    for r in rows:
-        for q in r["questions"]:
-            by_q.setdefault(q["id"], []).append(q["answer"])
-            pos[q["id"]] = q["position"]
-            m = q["margin"]
-            margins.setdefault(q["id"], []).append(m["value"] / m["threshold"] if m["threshold"] else float("inf"))
-    rej = Counter()
-    for r in rows:
-        rej.update(r["rejections"])
-    dist, base = {}, {}
-    for qid, answers in by_q.items():
-        c = Counter(repr(_key(a)) for a in answers)
-        dist[qid] = dict(c.most_common(40))
-        base[qid] = constant_baseline(answers)
-    levels = Counter(r["level"] for r in rows)
-    by_pos: dict[int, list[dict]] = {}
-    for r in rows:
-        for q in r["questions"]:
-            by_pos.setdefault(q["position"], []).append(q)
-    rungs = {str(p): {"question_ids": sorted({q["id"] for q in qs}),
-                      "constant_baseline": constant_baseline([q["answer"] for q in qs])}
-             for p, qs in sorted(by_pos.items())}
-    return {
-        "domain": dom.id, "version": dom.version, "family": dom.family, "title": dom.title, "items": len(rows),
-        "levels": {str(k): v for k, v in sorted(levels.items())},
-        "single_level": len(levels) == 1,
-        "rungs": rungs,
-        "attempts": {"total": sum(r["attempts"] for r in rows), "rejections_by_reason": dict(sorted(rej.items()))},
-        "questions": {qid: {"position": pos[qid], "distinct_answers": len(set(map(repr, map(_key, by_q[qid])))),
-                            "answer_distribution": dist[qid], "constant_baseline": base[qid],
-                            "margin_ratio_min": min(margins[qid])}
-                      for qid in sorted(by_q, key=lambda q: pos[q])},
-    }
+    atomic_write_json(domain_dir / "build.json", info)
+    return BuildResult(domain_dir, n, len(todo), existing.count, seconds, info)

@@ -26,16 +26,22 @@ QUESTION_FIELDS = ("position", "rung", "id", "text", "instruction", "answer", "m
 # item without grain copies) is absent from rows written before grip recorded grain hashes.
 # `version` (the domain's version that built the row, an int >= 1) is absent from rows written before domains had
 # versions: such a row counts as version 1.
-OPTIONAL_ROW_FIELDS = ("grain_sha256", "version")
+# `rephrase` (the second wording of Q4: question JSON plus "map") is absent from rows written before grip recorded
+# it; a rerun does not add it. `twin` (the minimal pair: TWIN_FIELDS) is present exactly in a `--twins` build.
+OPTIONAL_ROW_FIELDS = ("grain_sha256", "version", "rephrase", "twin")
 GRAIN_KEYS = ("15", "25", "40")   # str(sigma) for sigma in grip.grain.SIGMAS (kept here: no numpy import)
+TWIN_FIELDS = ("image", "sha256", "scene", "questions", "rephrase", "margin_min", "edit", "changed_fraction", "ssim")
+# grip.domain.REPHRASE_MAPS (kept here: no numpy import; a test keeps them equal)
+REPHRASE_MAPS = ("identity", "inversion", "reversal", "complement")
 
 
-ROW_ORDER = ROW_FIELDS[:2] + ("version",) + ROW_FIELDS[2:8] + ("grain_sha256",) + ROW_FIELDS[8:]  # as built
+ROW_ORDER = (ROW_FIELDS[:2] + ("version",) + ROW_FIELDS[2:8] + ("grain_sha256",) + ROW_FIELDS[8:]
+             + ("rephrase", "twin"))  # as built
 
 
 def row_in_order(row: dict) -> dict:
     """A row with its fields in the order the builder writes them (version after domain, grain_sha256 after
-    sha256)."""
+    sha256, rephrase and twin last)."""
     return {f: row[f] for f in ROW_ORDER if f in row}
 
 
@@ -57,6 +63,10 @@ def image_rel(item: str) -> str:
 
 def grain_rel(item: str, sigma: int) -> str:
     return f"grain/s{sigma}/{item}.png"
+
+
+def twin_rel(item: str) -> str:
+    return f"twins/{item}.png"
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -267,11 +277,54 @@ def validate_row(row: dict, where: str) -> None:
         if (not isinstance(g, dict) or any(k not in GRAIN_KEYS for k in g)
                 or any(not isinstance(v, str) or not _HEX64.fullmatch(v) for v in g.values())):
             bad(f"grain_sha256 is not a table of sigma ({', '.join(GRAIN_KEYS)}) to sha256")
-    qs = row["questions"]
-    if [q.get("position") if isinstance(q, dict) else None for q in qs] != [1, 2, 3, 4, 5, 6]:
-        raise StoreError(f"{where}: row {rid} does not carry five rungs and an open question")
+    _check_ladder(row["questions"], rid, where, "")
+    if "rephrase" in row:
+        _check_rephrase(row["rephrase"], rid, where, "")
+    if "twin" in row:
+        _check_twin(row["twin"], rid, where)
+
+
+def _check_ladder(qs, rid, where: str, what: str) -> None:
+    if not isinstance(qs, list) or \
+            [q.get("position") if isinstance(q, dict) else None for q in qs] != [1, 2, 3, 4, 5, 6]:
+        raise StoreError(f"{where}: row {rid}{what} does not carry five rungs and an open question")
     for k, q in enumerate(qs, 1):
         _check_question(q, k, rid, where)
+
+
+def _check_rephrase(r, rid, where: str, what: str) -> None:
+    """`rephrase`: a rung-4 question as `questions` holds them, plus its map."""
+    if not isinstance(r, dict) or r.get("map") not in REPHRASE_MAPS:
+        raise StoreError(f"{where}: row {rid}{what}: rephrase is not a question with a map (one of "
+                         f"{', '.join(REPHRASE_MAPS)}); the item store is corrupt")
+    if r.get("position") != 4:
+        raise StoreError(f"{where}: row {rid}{what}: rephrase is not at position 4; the item store is corrupt")
+    _check_question({k: v for k, v in r.items() if k != "map"}, "rephrase", rid, where)
+
+
+def _check_twin(t, rid, where: str) -> None:
+    def bad(what: str) -> None:
+        raise StoreError(f"{where}: row {rid}: twin {what}; the item store is corrupt")
+
+    if not isinstance(t, dict) or set(t) != set(TWIN_FIELDS):
+        bad(f"is not an object of {', '.join(TWIN_FIELDS)}")
+    if not isinstance(rid, str) or t["image"] != twin_rel(rid):
+        bad(f"image is not {twin_rel(rid) if isinstance(rid, str) else 'twins/<id>.png'}")
+    if not isinstance(t["sha256"], str) or not _HEX64.fullmatch(t["sha256"]):
+        bad("sha256 is not 64 lowercase hex digits")
+    if not isinstance(t["scene"], dict):
+        bad("scene is not an object")
+    if not _is_number(t["margin_min"]) or math.isnan(t["margin_min"]):
+        bad("margin_min is not a number")
+    for f, low in (("changed_fraction", 0.0), ("ssim", -1.0)):
+        if not _is_number(t[f]) or not low <= t[f] <= 1.0:
+            bad(f"{f} is not a number in {low:g}..1")
+    if not isinstance(t["edit"], list) or any(not isinstance(e, dict) or set(e) != {"path", "from", "to"}
+                                              or not isinstance(e["path"], str) for e in t["edit"]):
+        bad("edit is not a list of {path, from, to}")
+    _check_ladder(t["questions"], rid, where, " twin")
+    if t["rephrase"] is not None:
+        _check_rephrase(t["rephrase"], rid, where, " twin")
 
 
 def read_rows(path: Path, allow_partial_tail: bool = False) -> tuple[list[dict], int]:

@@ -17,7 +17,7 @@ from cli_helpers import one_line_error, run
 
 import fakes
 from grip import domains
-from grip import builder, manifest
+from grip import builder, executors, manifest, progress
 from grip.builder import build, check_row_regenerates
 from grip.domain import Reject
 from grip.manifest import StoreError, load_store, sha256_bytes, validate_row
@@ -150,12 +150,12 @@ def test_a_killed_build_leaves_no_worker_and_resumes_byte_identical(fake, tmp_pa
 def test_no_more_worker_processes_than_items(fake, tmp_path, monkeypatch):
     started = []
 
-    class Recording(builder.ProcessPoolExecutor):
+    class Recording(executors._pool_class()):
         def __init__(self, max_workers=None, **kw):
             started.append(max_workers)
             super().__init__(max_workers=max_workers, **kw)
 
-    monkeypatch.setattr(builder, "ProcessPoolExecutor", Recording)
+    monkeypatch.setattr(executors, "ProcessPoolExecutor", Recording)
     build(fake, 3, tmp_path, workers=builder.max_workers(), grain_subset=0)
     assert started and max(started) <= 3
 
@@ -443,7 +443,7 @@ def test_ctrl_c_during_a_build_gives_the_cursor_back(fake, tmp_path, monkeypatch
 
 
 def test_without_a_terminal_a_build_prints_progress_lines(fake, tmp_path, monkeypatch):
-    monkeypatch.setattr(builder, "PROGRESS_EVERY_S", 0.0)
+    monkeypatch.setattr(progress, "PROGRESS_EVERY_S", 0.0)
     res = run("build", "--domain", fake, "--n", 3, "--out", tmp_path / "a", "--grain-subset", 0)
     assert res.exit_code == 0, res.output
     assert "fake_dots: 1/3 items" in res.output and "fake_dots: 3/3 items" in res.output
