@@ -38,9 +38,9 @@ POOL = [accepted(1000 + i, 1 + i % 3) for i in range(24)]   # sampled once, shar
 SCENES = st.sampled_from(POOL)
 
 
-def hand(steps, level=1) -> io.Scene:
+def hand(steps, level=1, removed=1) -> io.Scene:
     s, origin, corner = io.layout(steps)
-    return io.Scene(level, tuple(steps), s, origin, corner)
+    return io.Scene(level, tuple(steps), s, origin, corner, removed)
 
 
 def iso_px(p, s, origin):
@@ -165,7 +165,7 @@ def test_penrose_triangle_is_impossible_by_every_method():
 def test_rectangular_frame_by_hand():
     # 4x, 3y, -4x, -3y: a flat frame in the z = 0 plane. Bar 2 is along y; no vertical bars, so the ascent is 0;
     # the loop closes (sum 0), so it could be built; without bar 4 the free ends are bar 4's own 3 units apart.
-    s = hand(((4, 0, 0), (0, 3, 0), (-4, 0, 0), (0, -3, 0)))
+    s = hand(((4, 0, 0), (0, 3, 0), (-4, 0, 0), (0, -3, 0)), removed=4)
     lad = io.ladder(s)
     assert [q.answer.reference_text() for q in lad.questions] == ["4", "y", "0", "yes", "3.00", "x=0; y=0; z=0"]
     assert io.rephrase_q4(s).answer.value == "no"
@@ -178,27 +178,29 @@ def test_rectangular_frame_by_hand():
 
 def test_l_shaped_frame_by_hand():
     # 4x, 2y, -2x, 2y, -2x, -4y: an L-shaped flat frame; x: 4 - 2 - 2 = 0, y: 2 + 2 - 4 = 0: possible.
-    # Without bar 6 the ends are (0, 4, 0) apart: 4 units.
-    s = hand(((4, 0, 0), (0, 2, 0), (-2, 0, 0), (0, 2, 0), (-2, 0, 0), (0, -4, 0)))
+    # Without bar 2 the ends are bar 2's (0, 2, 0) apart: 2 units; the chain left runs from bar 3 round to bar 1.
+    s = hand(((4, 0, 0), (0, 2, 0), (-2, 0, 0), (0, 2, 0), (-2, 0, 0), (0, -4, 0)), removed=2)
     lad = io.ladder(s)
-    assert [q.answer.reference_text() for q in lad.questions] == ["6", "y", "0", "yes", "4.00", "x=0; y=0; z=0"]
+    assert [q.answer.reference_text() for q in lad.questions] == ["6", "y", "0", "yes", "2.00", "x=0; y=0; z=0"]
+    assert io.edit(s).steps == s.steps[2:] + s.steps[:1] and lad.rungs[4].edit == "remove bar 2"
+    assert "bar 2 were removed" in lad.rungs[4].text and "bar 6" not in lad.rungs[4].text
 
 
 def test_hexagonal_loop_and_its_minimal_pair_by_hand():
     # 2y, -5z, 2x, 5z, -2y, -2x: every axis nets 0, possible; bar 2 is vertical (z); the only upward bar is bar 4
-    # (+5), so the ascent is 5; without bar 6 the gap is bar 6's 2 units.
-    s = hand(((0, 2, 0), (0, 0, -5), (2, 0, 0), (0, 0, 5), (0, -2, 0), (-2, 0, 0)))
+    # (+5), so the ascent is 5; without bar 4 the gap is bar 4's 5 units.
+    s = hand(((0, 2, 0), (0, 0, -5), (2, 0, 0), (0, 0, 5), (0, -2, 0), (-2, 0, 0)), removed=4)
     assert [q.answer.reference_text() for q in io.ladder(s).questions] == \
-        ["6", "z", "5", "yes", "2.00", "x=0; y=0; z=0"]
+        ["6", "z", "5", "yes", "5.00", "x=0; y=0; z=0"]
     # Minimal pair: bars 1-3 (span 2, lowest indices) carry y, z, x; D = +1 keeps every sign and length in 2..6:
     # 3y, -4z, 3x, so sum d = (1, 1, 1): impossible, missing by one unit per axis (allowed at level 3).
     twin = io.minimal_pair(s)
     assert twin.steps == ((0, 3, 0), (0, 0, -4), (3, 0, 0), (0, 0, 5), (0, -2, 0), (-2, 0, 0))
-    assert twin.level == 3 and (twin.scale_px, twin.origin_px) == (s.scale_px, s.origin_px)
-    # The twin: ascent still 5; without bar 6 the ends are (1, 1, 1) - (-2, 0, 0) = (3, 1, 1) apart: sqrt 11 = 3.32
-    # units, 1.32 more than bar 6's length; net displacement (1, 1, 1).
+    assert twin.level == 3 and (twin.scale_px, twin.origin_px, twin.removed) == (s.scale_px, s.origin_px, 4)
+    # The twin: ascent still 5; without bar 4 the ends are (1, 1, 1) - (0, 0, 5) = (1, 1, -4) apart: sqrt 18 = 4.24
+    # units, 0.76 less than bar 4's length; net displacement (1, 1, 1).
     assert [q.answer.reference_text() for q in io.ladder(twin).questions] == \
-        ["6", "z", "5", "no", "3.32", "x=1; y=1; z=1"]
+        ["6", "z", "5", "no", "4.24", "x=1; y=1; z=1"]
     assert io.rephrase_q4(twin).answer.value == "yes"
     # And back: D = -k = -1 on the same three bars restores the loop.
     assert io.minimal_pair(twin).steps == s.steps
@@ -270,18 +272,31 @@ def test_verdict_matches_closure_and_brute_force(s):
 @settings(max_examples=24, deadline=None)
 @given(SCENES)
 def test_q5_recomputed_on_the_edited_loop(s):
-    chain = np.sum(np.array(s.steps[:-1]), axis=0)
+    r = s.removed
+    chain = np.sum(np.array([d for i, d in enumerate(s.steps) if i != r - 1]), axis=0)
     gap = float(np.linalg.norm(chain))
     q5 = io.ladder(s).rungs[4]
     assert q5.answer.value == pytest.approx(round(gap, 2)) and q5.answer.tol == 0.05
-    assert io.edit(s).steps == s.steps[:-1] and q5.edit == f"remove bar {len(s.steps)}"
-    last = abs(sum(s.steps[-1]))
+    assert sorted(io.edit(s).steps) == sorted(s.steps[:r - 1] + s.steps[r:]) and q5.edit == f"remove bar {r}"
+    last = abs(sum(s.steps[r - 1]))
     if io.miss_k(s) == 0:
         assert gap == pytest.approx(last)
     else:
         assert abs(gap - last) >= io.Q5_GAP
         k = io.miss_k(s)
-        assert gap == pytest.approx(np.linalg.norm(np.array([k, k, k]) - np.array(s.steps[-1])))
+        assert gap == pytest.approx(np.linalg.norm(np.array([k, k, k]) - np.array(s.steps[r - 1])))
+
+
+def test_q5_words_do_not_give_the_bar_count():
+    # The audit's finding: Q5 named bar n, so its words read off Q1. The removed bar is drawn from 1..4 for every n
+    # (every loop has at least 4 bars), so one named bar goes with several counts.
+    assert set(io.REMOVED) <= set(range(1, min(min(v) for v in io.N_BARS.values()) + 1))
+    counts = {}
+    for s in POOL:
+        q5 = io.ladder(s).rungs[4]
+        assert s.removed in io.REMOVED and f"Suppose bar {s.removed} were removed" in q5.text
+        counts.setdefault(s.removed, set()).add(len(s.steps))
+    assert any(len(v) >= 2 for v in counts.values()) and len(counts) >= 3
 
 
 @settings(max_examples=24, deadline=None)
@@ -289,12 +304,20 @@ def test_q5_recomputed_on_the_edited_loop(s):
 def test_margins_rederived(s):
     boxes = [units_box(p, q) for p, q in zip(bars.joints(s.steps), bars.joints(s.steps)[1:])]
     n, closed = len(boxes), io.miss_k(s) == 0
-    m = n if closed else n - 1
+    real = boxes
+    if not closed:   # the object that must be real is the open chain left without bar r, laid end to end in 3-D
+        r = s.removed
+        chain = [d for d in s.steps[r:]] + [d for d in s.steps[:r - 1]]
+        pts = [np.zeros(3, int)]
+        for d in chain:
+            pts.append(pts[-1] + np.array(d))
+        real = [units_box(tuple(p), tuple(q)) for p, q in zip(pts, pts[1:])]
+    m = len(real)
     for i in range(m):
         for j in range(i + 2, m):
             if closed and (i, j) == (0, n - 1):
                 continue
-            gaps = [max(0.0, boxes[j][0][a] - boxes[i][1][a], boxes[i][0][a] - boxes[j][1][a]) for a in range(3)]
+            gaps = [max(0.0, real[j][0][a] - real[i][1][a], real[i][0][a] - real[j][1][a]) for a in range(3)]
             assert math.hypot(*gaps) >= io.CLEAR_3D - 1e-9
     corners = [[(x, y, z) for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]
                for lo, hi in boxes]

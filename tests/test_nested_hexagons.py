@@ -50,7 +50,7 @@ def test_complementary_pair_and_two_halves_by_hand():
     assert eisenstein_product([Fraction(1, 3), Fraction(2, 3), Fraction(1, 2), Fraction(1, 2)]) == (-21, 21)
     assert nh.innermost_parallel(s).value == "yes"
     assert nh.side_ratio(nh.fractions_t(s)) == pytest.approx(7 / 12)
-    assert nh.innermost_vs_h(s).value == "shorter"
+    assert nh.h5_vs_h(s).value == "shorter"
     assert nh.h2_side_cm(s).value == pytest.approx(5.29, abs=0.005)
     assert regular_turn_deg(6, Fraction(1, 3)) == pytest.approx(19.107, abs=1e-3)
     assert nh.counterfactual(nh.edit(s)).value == "counterclockwise"
@@ -60,14 +60,17 @@ def test_complementary_pair_and_two_halves_by_hand():
 def test_turn_and_ratio_by_hand():
     # t = 1/4, 1/3, 1/4, 1/4, 1/6, 1/6 (N = 7, h = 1/2). delta(1/4) = atan(0.2165/0.875) = 13.898,
     # delta(1/3) = 19.107, delta(1/6) = 8.948: sum 78.697 = 18.70 mod 60 -> not parallel, turn 19 deg.
-    # ratio^2 = 7/9 * (13/16)^3 * (31/36)^2 = 0.30935 -> 0.556 > 1/2 + 0.02: longer. H2 = 12 sqrt(13/16) = 10.82.
+    # ratio^2 = 7/9 * (13/16)^3 * (31/36)^2 = 0.30935 -> innermost 0.556. H5 after the first four:
+    # 7/9 * (13/16)^3 = 0.41720 -> 0.6459 < 2/3 - 0.02: shorter (margin 0.0208). H2 = 12 sqrt(13/16) = 10.82.
     # Q5: 30 + 78.697 - 13.898 = 94.80 = 34.80 mod 60 -> clockwise, 4.8 deg from 30.
     s = hand((4, 3, 4, 4, 6, 6), (1, 1, 1, 1, 1, 1), side_cm=12, level=2)
     assert nh.innermost_parallel(s).value == "no"
     assert nh.parallel_gap_deg(nh.fractions_t(s)) == pytest.approx(18.70, abs=0.01)
     assert nh.innermost_turn(s).fields["turn"].value == 19
     assert nh.side_ratio(nh.fractions_t(s)) == pytest.approx(0.5562, abs=1e-4)
-    assert nh.innermost_vs_h(s).value == "longer"
+    assert nh.h5_ratio(nh.fractions_t(s)) == pytest.approx(0.6459, abs=1e-4)
+    assert nh.h5_vs_h(s).value == "shorter"
+    assert nh.ladder(s).rungs[3].margin.value == pytest.approx(0.0208, abs=1e-4)
     assert nh.h2_side_cm(s).value == pytest.approx(10.82, abs=0.005)
     assert nh.counterfactual(nh.edit(s)).value == "clockwise"
     assert nh.ladder(s).rungs[4].margin.value == pytest.approx(4.80, abs=0.01)
@@ -84,7 +87,7 @@ def test_sheet_minimal_pair_example():
     twin = nh.minimal_pair(s)
     assert twin.ticks == (5, 1, 1, 3) and twin.divisions == s.divisions
     assert nh.side_ratio(nh.fractions_t(twin)) == pytest.approx(0.646, abs=1e-3)
-    assert nh.innermost_vs_h(twin).value == "shorter"
+    assert nh.h5_vs_h(twin).value == "shorter"
     assert nh.innermost_parallel(twin).value == "yes"        # 5/6 with 1/6 and two halves: Q2 may change
 
 
@@ -116,7 +119,7 @@ def test_accepted_scenes_keep_every_rule(seed, level):
     ts = nh.fractions_t(s)
     gap = nh.parallel_gap_deg(ts)
     assert gap == 0.0 or gap >= nh.TURN_GAP_DEG
-    assert abs(nh.side_ratio(ts) - float(nh.H_BY_N[len(ts) + 1])) >= nh.RATIO_GAP
+    assert abs(nh.h5_ratio(ts) - float(nh.H)) >= nh.RATIO_GAP
     assert nh.direction_gap_deg([Fraction(1, 2)] + ts[1:]) >= nh.TURN_GAP_DEG
     assert nh.sides_px(s)[-1] >= nh.INNER_MIN_PX and nh.outline_clearance_px(s) >= nh.OUTLINE_CLEAR_PX
     assert nh.tick_legibility_px(s) >= nh.TICK_CLEAR_PX
@@ -172,7 +175,7 @@ def test_minimal_pair_moves_few_ticks_and_flips_q4(seed, level):
     steps = sum(abs(a - b) for a, b in zip(s.ticks, twin.ticks))
     assert 1 <= steps <= 4 and twin.divisions == s.divisions
     assert replace(twin, ticks=s.ticks) == s
-    assert nh.innermost_vs_h(twin).value != nh.innermost_vs_h(s).value
+    assert nh.h5_vs_h(twin).value != nh.h5_vs_h(s).value
     assert not nh.ladder(twin).failing_margins()
     assert nh.hexagon_count(twin) == nh.hexagon_count(s)
 
@@ -181,9 +184,9 @@ def test_minimal_pair_moves_few_ticks_and_flips_q4(seed, level):
 def test_rephrase_lays_sides_end_to_end(seed, level):
     s = accepted(seed, level)
     r = nh.rephrase_q4(s)
-    _, q, p = nh.H_WORDS[len(s.ticks) + 1]
-    longer = q * nh.side_ratio(nh.fractions_t(s)) > p
-    assert r.answer.value == ("longer" if longer else "shorter") == nh.innermost_vs_h(s).value
+    _, q, p = nh.H_WORDS
+    longer = q * nh.side_ratio(nh.fractions_t(s)[:4]) > p
+    assert r.answer.value == ("longer" if longer else "shorter") == nh.h5_vs_h(s).value
     assert r.text != nh.ladder(s).rungs[3].text
 
 
@@ -307,3 +310,24 @@ def test_fitted_ticks_equal_the_point_by_point_fit():
                 want.append((tuple(base - lo * normal), tuple(base + hi * normal), i))
         got = fitted_ticks(polys, s.divisions, nh.ticked(s), ts, nh.TICK_PX, nh.TICK_CLEAR_PX)
         assert got == want
+
+
+def test_q3_and_q4_wording_is_the_same_for_every_count_and_side():
+    # The audit: Q4's stated fraction followed the count (two thirds / one half / two fifths for N = 5, 7, 9), so
+    # its words gave Q1 away; Q3 stated H1's side, which with the few first fractions all but fixed its answer.
+    # Q4 now asks about H5 against two thirds for every N, and H1's side is read off the figure.
+    scenes = [hand((3,) * (n - 1), (1,) * (n - 1), side_cm=c) for n in nh.COUNTS for c in nh.SIDES_CM]
+    for k in (2, 3):
+        texts = {nh.ladder(s).rungs[k].text for s in scenes}
+        assert len(texts) == 1, texts
+    q3, q4 = nh.ladder(scenes[0]).rungs[2].text, nh.ladder(scenes[0]).rungs[3].text
+    assert "cm." not in q3 and "printed" in q3
+    assert "H5" in q4 and "two thirds" in q4
+
+
+def test_both_q4_answers_occur_at_every_count():
+    seen = set()
+    for seed in range(24):
+        s = accepted(seed, 1 + seed % 3)
+        seen.add((len(s.ticks) + 1, nh.h5_vs_h(s).value))
+    assert seen == {(n, a) for n in nh.COUNTS for a in ("longer", "shorter")}

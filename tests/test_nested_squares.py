@@ -224,3 +224,12 @@ def test_minimal_pair_changes_pixels_only_inside_the_toggled_regions(seed):
                for i, (a, b) in enumerate(zip(s.shaded, twin.shaded)) if a != b]
     zone = regions[0].union(*regions[1:]).buffer(2.5) if len(regions) > 1 else regions[0].buffer(2.5)
     assert all(zone.contains(Point(x + 0.5, y + 0.5)) for y, x in diff[::7])
+
+
+def test_s2_side_text_names_no_length():
+    # The audit's blind baseline: with "S1's side is L cm" in the text, L and the few tick fractions (t_1 = 1/2 for
+    # a third of the items) let the text alone fix Q3's answer for 42% of items. The side is printed on the figure.
+    texts = {ns.ladder(replace(accepted(3, 1), side_cm=c)).rungs[2].text for c in ns.SIDES_CM}
+    assert len(texts) == 1
+    assert not any(f"{c} cm" in next(iter(texts)) for c in ns.SIDES_CM)
+    assert "printed below S1" in next(iter(texts))

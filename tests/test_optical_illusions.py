@@ -77,11 +77,13 @@ def measured_sizes(s: oi.Scene) -> list[int]:
 def test_paper_muller_lyer():
     # A 250 vs B 220: A is longer by 30 px, 250 / 220 - 1 = 13.6% (level 2 band 8-15%). Ratio 1.136 -> "1.14"; a
     # 1 px misread of each moves it by at most 251 / 219 - 250 / 220 = 0.0098, so the tolerance stays 0.04. B made
-    # 6% longer: 233.2 px, still 16.8 px short of A (and 7.2% > 5%). A has tails (the enlarging class).
+    # 6% longer: 233.2 px, still 16.8 px short of A (and 7.2% > 5%). A has tails (the enlarging class), the class Q2
+    # names.
     s = ml_scene()
     lad = oi.ladder(s)
     assert [q.answer.reference_text() for q in lad.questions] == [
-        "5", "tails", "1.14", "A", "A", "enlarging_context=A; actually_larger=A"]
+        "5", "A", "1.14", "A", "A", "enlarging_context=A; actually_larger=A"]
+    assert "of the kind 'tails': A or B?" in lad.rungs[1].text
     assert lad.rungs[2].answer.tol == 0.04
     # Margins: parallel fins 12 sin 45 = 8.49 px apart (2.49 beyond 6); 30 px vs max(6, 8% of 220 = 17.6);
     # 16.8 px vs max(6, 5% of 233.2 = 11.66).
@@ -102,12 +104,13 @@ def test_paper_muller_lyer_incongruent_gold_is_the_measure():
 
 
 def test_paper_ebbinghaus_equal():
-    # Equal 90 px discs. B made 12% smaller: 79.2 px, so A is larger by 10.8 px (13.6% > 5%). Ratio 1.00 with
-    # tolerance max(0.04, 2 x (91 / 89 - 1) = 0.045 -> 0.05).
+    # Equal 90 px discs; Q2 names 'small inducers', which B has. B made 12% smaller: 79.2 px, so A is larger by
+    # 10.8 px (13.6% > 5%). Ratio 1.00 with tolerance max(0.04, 2 x (91 / 89 - 1) = 0.045 -> 0.05).
     s = ebb_scene()
     lad = oi.ladder(s)
     assert [q.answer.reference_text() for q in lad.questions] == [
-        "5", "large inducers", "1.00", "equal", "A", "enlarging_context=B; actually_larger=equal"]
+        "5", "B", "1.00", "equal", "A", "enlarging_context=B; actually_larger=equal"]
+    assert "of the kind 'small inducers': A or B?" in lad.rungs[1].text
     assert lad.rungs[2].answer.tol == 0.05
     # B's six small inducers: centres 76.5 px out, radius 18: 76.5 - 18 - 45 = 13.5 px from the disc (7.5 beyond 6).
     assert lad.rungs[0].margin.value == pytest.approx(7.5)
@@ -188,6 +191,29 @@ def test_q5_recomputed_on_the_resized_b(s):
     # The direction never fixes Q5 from Q4: B grows only when A is larger, shrinks only when B is.
     t = oi.truth(s)
     assert (t != "A" or s.grow) and (t != "B" or not s.grow)
+
+
+def test_q2_answer_does_not_name_the_figure():
+    # The audit's finding: Q2's answer was A's class from a per-type pair, so the words that name the figure in
+    # every question (and the type's size range) gave Q2 away. Now Q2 names a class and asks which target has it.
+    from grip.audit import cramers_v
+    kinds, answers = [], []
+    for s in SCENES:
+        lad = oi.ladder(s)
+        q2 = lad.rungs[1]
+        assert q2.answer.options == ("A", "B")
+        assert q2.answer.value == ("A" if ill.is_plus(s, 0) == s.q2_plus else "B")
+        named = oi.CLASSES[s.kind][0 if s.q2_plus else 1]
+        assert f"of the kind '{named}': A or B?" in q2.text
+        # Naming the other class flips Q2 and changes no other question's words or answer.
+        flip = oi.ladder(replace(s, q2_plus=not s.q2_plus))
+        assert flip.rungs[1].answer.value != q2.answer.value
+        assert [(q.text, q.answer) for i, q in enumerate(flip.questions) if i != 1] == \
+            [(q.text, q.answer) for i, q in enumerate(lad.questions) if i != 1]
+        kinds.append(s.kind)
+        answers.append(q2.answer.value)
+    assert cramers_v(kinds, answers) < 0.5
+    assert {True, False} == {s.q2_plus for s in SCENES}
 
 
 def test_q5_is_not_a_lookup_of_q4():

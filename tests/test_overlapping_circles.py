@@ -146,7 +146,7 @@ def test_relabelling_keeps_the_counts(i, perm):
 
 @settings(max_examples=24, deadline=None)
 @given(INDEX)
-def test_minimal_pair_slides_one_circle(i):
+def test_minimal_pair_slides_or_resizes_one_circle(i):
     s = scenes()[i]
     try:
         twin = oc.minimal_pair(s)
@@ -157,16 +157,32 @@ def test_minimal_pair_slides_one_circle(i):
     assert len(moved) == 1
     k = moved[0]
     step = math.dist(s.circles[k][:2], twin.circles[k][:2])
-    assert 14.9 <= step <= 30.1 and twin.circles[k][2] == s.circles[k][2]
-    # along the line of centres with some other circle
-    u = np.subtract(twin.circles[k][:2], s.circles[k][:2]) / step
-    assert any(abs(abs(float(np.dot(u, np.subtract(c[:2], s.circles[k][:2]))))
-                   - math.dist(c[:2], s.circles[k][:2])) < 0.05 for j, c in enumerate(s.circles) if j != k)
+    if step == 0:                                   # a radius change
+        assert abs(twin.circles[k][2] - s.circles[k][2]) <= max(oc.EDIT_STEPS_PX) + 0.01
+    else:                                           # a slide along the line of centres with some other circle
+        assert 3.9 <= step <= max(oc.EDIT_STEPS_PX) + 0.1 and twin.circles[k][2] == s.circles[k][2]
+        u = np.subtract(twin.circles[k][:2], s.circles[k][:2]) / step
+        assert any(abs(abs(float(np.dot(u, np.subtract(c[:2], s.circles[k][:2]))))
+                       - math.dist(c[:2], s.circles[k][:2])) < 0.05 for j, c in enumerate(s.circles) if j != k)
     lt = oc.ladder(twin)
     assert gold_problems(lt) == []
     assert not lt.failing_margins() and lt.rungs[3].answer.value != oc.ladder(s).rungs[3].answer.value
     r = oc.rephrase_q4(s)
     assert r.answer == oc.ladder(s).rungs[3].answer and r.text != oc.ladder(s).rungs[3].text
+
+
+def test_most_scenes_carry_a_minimal_pair():
+    # The 15-30 px slide alone found a twin for about 1 scene in 15 here (a twins build rejected some 300
+    # candidates per item); the smallest slide or radius change that keeps Q1 and every margin finds one for most
+    # (the rest, mostly at L1-L2, have no such edit: flipping the largest pair there needs new crossings).
+    found = 0
+    for s in scenes():
+        try:
+            oc.minimal_pair(s)
+            found += 1
+        except Reject:
+            pass
+    assert found >= 2 * len(scenes()) // 3
 
 
 # --- examples worked on paper --------------------------------------------------------------------------------------

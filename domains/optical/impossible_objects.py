@@ -1,7 +1,8 @@
 """Impossible objects: a closed loop of square bars along the x, y and z axes, drawn in true isometric (ISO, DOMAINS.md
 0.8), numbered 1..n in travel order, with a tick at the middle of every unit of each bar's length. The ladder walks
-bar count -> axis of bar 2 -> total ascent -> buildable? -> gap left when bar n is removed; the open question asks
-for the loop's net displacement along x, y and z.
+bar count -> axis of bar 2 -> total ascent -> buildable? -> gap left when bar r is removed; the open question asks
+for the loop's net displacement along x, y and z. The removed bar r is drawn uniformly from 1..4 whatever n is (every
+loop has at least 4 bars), so Q5's words carry no information about the bar count (naming bar n would give Q1 away).
 
 Mechanism: ISO's kernel is (1, 1, 1). The drawing of steps d_1..d_n closes on screen iff sum d_i = k (1, 1, 1) for
 an integer k, but the object closes in 3-D only for k = 0. Every joint is painted as the real corner of its two bars
@@ -12,10 +13,10 @@ the loop can be built iff its constraint cycle sums to zero, i.e. iff sum d_i = 
 bars is never used as evidence (0.9): non-adjacent bars never overlap on screen (>= 10 px apart), and `_lift`
 accepts three sticks that cross cyclically when a real arrangement exists.
 Ambiguity boundaries: an impossible loop misses closing by |k| >= 2 units per axis (>= 1 at level 3); a possible
-loop's prisms keep >= 0.5 unit apart (no self-intersection), and so do bars 1..n-1 of an impossible one (the object
-Q5 asks about), whose free-end gap differs from bar n's length by >= 0.5 unit. Legibility: ticks are s >= 24 px
-apart (s = one unit on screen, at most 48 px) and cross the ridge between a bar's two visible side faces, which the
-bar it joins never hides.
+loop's prisms keep >= 0.5 unit apart (no self-intersection), and so do the bars of an impossible one other than bar r
+(the open chain Q5 asks about), whose free-end gap differs from bar r's length by >= 0.5 unit. Legibility: ticks are
+s >= 24 px apart (s = one unit on screen, at most 48 px) and cross the ridge between a bar's two visible side faces,
+which the bar it joins never hides.
 Q4 is asked as yes/no ("could it be built?") rather than possible/impossible so that the rephrasing "is this an
 impossible object?" is its exact inversion over one option set.
 """
@@ -48,7 +49,8 @@ K_MAX = 4
 LENGTHS = (2, 3, 4, 5, 6)
 CLEAR_3D = 0.5                          # units between prisms of bars that do not meet
 CLEAR_2D_PX = 10.0                      # px between footprints of bars that do not meet
-Q5_GAP = 0.5                            # units between Q5's answer and bar n's own length (impossible loops)
+Q5_GAP = 0.5                            # units between Q5's answer and bar r's own length (impossible loops)
+REMOVED = (1, 2, 3, 4)                  # Q5's removed bar r: the same choices for every n
 S_MAX, S_MIN = 48.0, 24.0               # px per unit
 CAPTION_H = 34.0
 LABEL_ROOM = 40.0                       # px kept round the footprints for the bar numbers
@@ -68,6 +70,7 @@ class Scene:
     scale_px: float                              # s: px per unit, 24..48
     origin_px: tuple[float, float]               # pixel of the world origin (the start of bar 1)
     legend: int                                  # corner of the axis legend: 0 top-left .. 3 bottom-right
+    removed: int = 1                             # Q5: bar r removed, r in REMOVED (never drawn)
 
 
 # --- the latent structure (pure) ----------------------------------------------------------------------------------
@@ -86,10 +89,16 @@ def buildable(scene: Scene) -> bool:
     return _lift.realizable(*_lift.loop_drawing(scene.steps))
 
 
+def chain_without(steps, r: int) -> tuple[tuple[int, int, int], ...]:
+    """The open chain left when bar r (1-based) is removed, in loop order from bar r + 1: bars r+1..n, then 1..r-1
+    (bar n joined to bar 1 as drawn)."""
+    return tuple(steps[r:]) + tuple(steps[:r - 1])
+
+
 def clearance_3d(scene: Scene) -> float:
-    """Prism clearance of the object that must be real: the whole loop if it closes, else bars 1..n-1."""
+    """Prism clearance of the object that must be real: the whole loop if it closes, else the chain without bar r."""
     return bars.clearance_3d(scene.steps, closed=True) if miss_k(scene) == 0 else \
-        bars.clearance_3d(scene.steps[:-1], closed=False)
+        bars.clearance_3d(chain_without(scene.steps, scene.removed), closed=False)
 
 
 def footprints_px(scene: Scene):
@@ -194,16 +203,17 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     possible = bool(rng.random() < 0.5)
     k = 0 if possible else int(rng.choice((1, -1)) * rng.integers(K_MIN[level], K_MAX + 1))
     axis2 = int(rng.integers(3))
+    removed = int(rng.choice(REMOVED))
     for _ in range(TRIES):
         seq = _axis_sequence(rng, n, possible)
         steps = _steps(rng, seq, k)
         a2 = bars.axis_of(steps[1])
         perms = [p for p in ((0, 1, 2), (1, 2, 0), (2, 0, 1), (0, 2, 1), (2, 1, 0), (1, 0, 2)) if p[a2] == axis2]
         steps = _permute(steps, perms[int(rng.integers(len(perms)))])
-        cand = Scene(level, steps, S_MAX, (0.0, 0.0), 0)
+        cand = Scene(level, steps, S_MAX, (0.0, 0.0), 0, removed)
         if clearance_3d(cand) < CLEAR_3D:
             continue
-        if k and abs(free_end_gap(edit(cand)) - abs(sum(steps[-1]))) < Q5_GAP:
+        if k and abs(free_end_gap(edit(cand)) - abs(sum(steps[removed - 1]))) < Q5_GAP:
             continue
         if bars.centreline_distance(steps) < 2 * 0.3 * math.sqrt(3) + CLEAR_2D_PX / S_MAX:
             continue                                                 # footprints surely too close: cheap test first
@@ -213,7 +223,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         fit = layout(steps)
         if fit is None or clear * fit[0] < CLEAR_2D_PX:
             continue
-        scene = Scene(level, steps, *fit)
+        scene = Scene(level, steps, *fit, removed)
         if number_layout(scene) is None:
             continue
         return scene
@@ -239,12 +249,13 @@ def could_be_built(scene: Scene) -> Choice:
 
 
 def edit(scene: Scene) -> Scene:
-    """Bar n removed; the other bars stay exactly where they are drawn (an open chain of n - 1 bars)."""
-    return replace(scene, steps=scene.steps[:-1])
+    """Bar r removed; the other bars stay exactly where they are drawn (an open chain of n - 1 bars, listed from bar
+    r + 1 on; never drawn)."""
+    return replace(scene, steps=chain_without(scene.steps, scene.removed))
 
 
 def gap_after_removal(scene: Scene) -> Number:
-    """Q5 on the edited scene: the distance between the chain's free ends, |sum d_i| (bars 1..n-1)."""
+    """Q5 on the edited scene: the distance between the chain's free ends, |sum d_i| (every bar but r)."""
     return Number(round(free_end_gap(scene), 2), 0.05, "units", decimals=2, low=0.0)
 
 
@@ -267,8 +278,9 @@ def _q4_margin(scene: Scene) -> Margin:
 def _q5_margin(scene: Scene) -> Margin:
     value = clearance_3d(scene)
     if miss_k(scene):
-        value = min(value, abs(free_end_gap(edit(scene)) - abs(sum(scene.steps[-1]))))
-    return Margin(value, "units", Q5_GAP, "free-end gap equal to bar n's length, or remaining bars within 0.5 unit")
+        value = min(value, abs(free_end_gap(edit(scene)) - abs(sum(scene.steps[scene.removed - 1]))))
+    return Margin(value, "units", Q5_GAP, "free-end gap equal to the removed bar's length, or remaining bars within "
+                  "0.5 unit")
 
 
 READING = ("A bar's length runs between the centres of its two end joints (where the bars' centre lines meet), "
@@ -277,7 +289,7 @@ READING = ("A bar's length runs between the centres of its two end joints (where
 
 
 def ladder(scene: Scene) -> Ladder:
-    n, s = len(scene.steps), scene.scale_px
+    r, s = scene.removed, scene.scale_px
     clear = Margin(bars.footprint_clearance(footprints_px(scene)), "px", CLEAR_2D_PX,
                    "two bars that do not meet drawn close enough to look joined")
     ticks = Margin(s, "px", S_MIN, "tick marks closer than 24 px")
@@ -292,10 +304,10 @@ def ladder(scene: Scene) -> Ladder:
         Question(4, "could_be_built", "Could this object be built as a real 3-D object exactly as drawn: straight "
                  "square bars, each joined to the next at a corner as the drawing shows?", could_be_built(scene),
                  _q4_margin(scene)),
-        Question(5, "gap_without_last_bar", READING + f"Suppose bar {n} were removed and every other bar stayed "
+        Question(5, "gap_without_bar", READING + f"Suppose bar {r} were removed and every other bar stayed "
                  f"exactly where it is drawn. How far apart would the two free ends then be, in a straight line in "
                  f"3-D, measured between the centres of the two end joints?", counterfactual(edit(scene)),
-                 _q5_margin(scene), edit=f"remove bar {n}"),
+                 _q5_margin(scene), edit=f"remove bar {r}"),
     )
     open_q = Question(6, "net_displacement", READING + "Explain what makes this object possible or impossible to "
                       "build, and give its net displacement: travelling once around the loop in numbered order, how "
@@ -428,10 +440,10 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="impossible_objects", family="optical", title="Impossible objects",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="inversion", version=1,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="inversion", version=2,
     description="A closed loop of square bars in true isometric that may only close on screen (ISO hides (1,1,1)): "
                 "bar count, axis of bar 2, total ascent, whether it could be built, and the gap left by removing "
-                "the last bar.",
+                "one bar.",
     balance_keys=("bar_count", "axis_of_bar_2", "total_ascent", "could_be_built"),
     balance_caps=(("total_ascent", 0.25),),
 )

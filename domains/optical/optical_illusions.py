@@ -1,9 +1,9 @@
 """Optical illusions: two targets A and B inside a classic illusion figure (Müller-Lyer, Ebbinghaus, Ponzo,
 Delboeuf, vertical-horizontal). One target carries the context that makes a target look larger (the "+" class),
 the other the opposite. Every comparison is of the TRUE drawn sizes (integer px in the scene, measurable on the
-picture with a ruler), never of the percept. The ladder walks context count on A -> A's context class -> the true
-ratio A/B -> the true comparison -> the comparison after B is resized by k%; the open question asks which target
-carries the enlarging context and which is actually larger.
+picture with a ruler), never of the percept. The ladder walks context count on A -> which target carries a named
+context class -> the true ratio A/B -> the true comparison -> the comparison after B is resized by k%; the open
+question asks which target carries the enlarging context and which is actually larger.
 
 What is measured: a shaft's or bar's length between its end vertices (flat-ended 4 px strokes, fins meet at the
 ends); a black disc's diameter (filled, no outline); in the inverted T, the horizontal segment end to end and the
@@ -17,9 +17,13 @@ Legibility: the discs are enlarged from the sheet's 60-90 px (Ebbinghaus) and 70
 half of it (tolerance = max(0.04, twice the worst ratio error), in hundredths).
 Deviations: the open question's first field asks which target carries the textbook enlarging context
 (`enlarging_context`), not which "looks larger to most people": with true differences of up to 20% the percept is
-not a fact the picture fixes. The sheet's Q4 rephrase ("which is actually smaller", A and B swapped) maps three
-options, which the contract's `inversion` (two-way) does not cover: the rephrase asks Q4 again in other words
-(identity).
+not a fact the picture fixes. Q2 names one of the type's two context classes (drawn 50/50, `q2_plus`) and asks which
+target, A or B, carries it, rather than asking A's class over the sheet's per-type pair: a per-type answer set names
+the figure type, which every question's words (and the target sizes, whose ranges differ by type) give away, so the
+text alone would pick the option pair and leave a coin flip. Over A/B the answer is a_plus == q2_plus, independent
+of the type and of every other question's words. The sheet's Q4 rephrase ("which is actually smaller", A and B
+swapped) maps three options, which the contract's `inversion` (two-way) does not cover: the rephrase asks Q4 again in
+other words (identity).
 """
 from __future__ import annotations
 
@@ -76,6 +80,7 @@ class Scene:
     distractors: tuple[tuple[float, float, float, float], ...] = ()   # vertical-horizontal extra segments
     b_scale_pct: int = 100                          # B's size as a share of its drawn size: 100 in every drawn
     #                                                 scene; 100 +- k after the Q5 edit (never drawn)
+    q2_plus: bool = True                            # Q2 names the enlarging ("+") class (True) or the other one
 
 
 # --- true sizes --------------------------------------------------------------------------------------------------
@@ -254,7 +259,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         ma, mb, grow, k = sz
         s = _context(rng, Scene(kind, level, (ma, mb), a_plus, grow, k, ((0.0, 0.0), (0.0, 0.0))), q1)
         if s is not None and layout_ok(s) is None:
-            return s
+            return replace(s, q2_plus=bool(rng.integers(2)))
     raise Reject("no_scene_for_target")
 
 
@@ -267,9 +272,15 @@ def context_count(scene: Scene) -> Count:
     return Count(n, low=0, high=12)
 
 
-def context_kind(scene: Scene) -> Choice:
+def q2_class(scene: Scene) -> str:
+    """The context class Q2 names."""
     plus, minus = CLASSES[scene.kind]
-    return Choice(plus if scene.a_plus else minus, OPTIONS[scene.kind])
+    return plus if scene.q2_plus else minus
+
+
+def context_kind(scene: Scene) -> Choice:
+    """Which target carries the class Q2 names: A iff A's class (+ when a_plus) is that class."""
+    return Choice(A if scene.a_plus == scene.q2_plus else B, (A, B))
 
 
 def ratio_tol(scene: Scene) -> tuple[float, float]:
@@ -347,11 +358,12 @@ def _describe_classes(kind: str) -> str:
                            "away from it, like >--<)",
             "ebbinghaus": "'small inducers' (the surrounding circles are smaller than the disc) or 'large inducers' "
                           "(larger than the disc)",
-            "ponzo": "'near the apex' (where the rails converge) or 'near the wide end'",
+            "ponzo": "'near the apex' (the bar nearer the point where the rails converge) or 'near the wide end' "
+                     "(the bar nearer the rails' wide end)",
             "delboeuf": "'tight ring' (the rings hug the disc) or 'wide ring' (the rings are far out, at least "
                         "twice its diameter)",
-            "vertical_horizontal": "'bisecting' (A is the segment that rises from the middle of the other) or "
-                                   "'bisected' (A is the segment from whose middle the other rises)"}[kind]
+            "vertical_horizontal": "'bisecting' (the target is the segment that rises from the middle of the other) "
+                                   "or 'bisected' (the target is the segment from whose middle the other rises)"}[kind]
 
 
 def _q1_text(kind: str) -> str:
@@ -379,9 +391,10 @@ def ladder(scene: Scene) -> Ladder:
     rungs = (
         Question(1, "context_count", intro + _q1_text(scene.kind), context_count(scene),
                  Margin(gap, "px beyond the clearance rule", 0.0, "context elements too close to count apart")),
-        Question(2, "context_kind", intro + "What kind of context does A have: " + _describe_classes(scene.kind)
-                 + "?", context_kind(scene), Margin(gap, "px beyond the clearance rule", 0.0,
-                                                     "context elements too close to tell apart")),
+        Question(2, "context_kind", intro + "Each target's context is of one of two kinds: "
+                 + _describe_classes(scene.kind) + f". Which target's context is of the kind '{q2_class(scene)}': "
+                 "A or B?", context_kind(scene), Margin(gap, "px beyond the clearance rule", 0.0,
+                                                         "context elements too close to tell apart")),
         Question(3, "true_ratio", intro + f"Measure the true {w['size']}s: what is A's {w['size']} divided by B's?",
                  true_ratio(scene), Margin(tol / err, "tolerance / worst error", 2.0,
                                            "a 1 px misread of each size moves the ratio past half its tolerance")),
@@ -424,8 +437,8 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="optical_illusions", family="optical", title="Optical illusions",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
-    description="Two targets in a classic illusion figure: context count, context class, the true size ratio, "
-                "which is actually larger, and which would be after B is resized.",
+    description="Two targets in a classic illusion figure: context count, which target has a named context class, "
+                "the true size ratio, which is actually larger, and which would be after B is resized.",
     balance_keys=("context_count", "context_kind", "actually_larger", "larger_after_resize"),
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=1,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
 )

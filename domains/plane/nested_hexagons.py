@@ -2,14 +2,18 @@
 fraction t_i = k_i/n_i of the way along the sides of the one around it (all six in the same rotational sense), so
 it shrinks by sqrt(a_i), a_i = 1 - t_i + t_i^2, and turns counter-clockwise by delta_i = arg((1 - t_i) + t_i w),
 w = exp(i pi/3). Tick marks divide the parents' sides (level 3: only H1, H3, H5, ...). The ladder walks count ->
-is the innermost parallel to H1 -> H2's side -> innermost side vs a stated fraction h of H1's -> turn direction
-after H2 is moved to the midpoints; the open question asks for the innermost hexagon's turn.
+is the innermost parallel to H1 -> H2's side -> H5's side vs two thirds of H1's -> turn direction after H2 is moved
+to the midpoints; the open question asks for the innermost hexagon's turn.
 
 Exactness: parallelism (the summed turn a multiple of 60 degrees) and the 30-degree ties are decided on the product
 of the Eisenstein integers (n_i - k_i) + k_i w (`grip.geometry.eisenstein_turn_class`), never on a float sum.
 Ambiguity boundaries: a turn within `TURN_GAP_DEG` of parallel that is not exactly parallel (Q2); the innermost side
 ratio within `RATIO_GAP` of h (Q4); the edited turn within `TURN_GAP_DEG` of 0, 30 or 60 degrees (Q5).
-h depends on N (2/3, 1/2, 2/5 for N = 5, 7, 9) so that Q4 keeps both answers at every count.
+Q4 asks about H5, four inscriptions in, which every count has (H5 is the innermost at N = 5), against one fixed
+h = 2/3: its ratio spans [0.573, 0.742] whatever N, so both answers occur at every count and the wording is the same
+for all of them (an h that followed N, as the innermost's ratio would need, would state the count in words).
+Q3 names no length: H1's side is read off the figure, where it is printed (stated in the text, it and the few
+first fractions would all but fix Q3's answer).
 Legibility: the open question's turn is computed from the ticks at levels 1-2 (+-2 deg); at level 3 half the
 fractions must be judged by eye, so its tolerance is widened to +-4 deg (`TURN_TOL_DEG`). The innermost hexagon is
 not labelled with its number (that label would state Q1's answer). Crowding: every corner triangle has inradius
@@ -25,7 +29,7 @@ import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
-from itertools import combinations_with_replacement
+from itertools import combinations, combinations_with_replacement
 
 import numpy as np
 from scipy.special import gammaln
@@ -43,8 +47,9 @@ from grip.renderers.text import draw_text_px, place_label, text_box_px, text_siz
 
 SIDES_CM = (6, 8, 10, 12)
 COUNTS = (5, 7, 9)
-H_BY_N = {5: Fraction(2, 3), 7: Fraction(1, 2), 9: Fraction(2, 5)}
-H_WORDS = {5: ("two thirds", 3, 2), 7: ("one half", 2, 1), 9: ("two fifths", 5, 2)}   # words, q, p (h = p/q)
+Q4_DEPTH = 4                                 # Q4 asks about H5: the hexagon after four inscriptions
+H = Fraction(2, 3)                           # Q4's stated fraction of H1's side
+H_WORDS = ("two thirds", 3, 2)               # words, q, p (h = p/q)
 DIVISIONS = {1: (2, 3, 4, 6), 2: (2, 3, 4, 5, 6), 3: (2, 3, 4, 5, 6)}
 TURN_GAP_DEG, RATIO_GAP = 4.0, 0.02
 TURN_TOL_DEG = {1: 2.0, 2: 2.0, 3: 4.0}
@@ -60,6 +65,7 @@ YES, NO, LONGER, SHORTER, CW, CCW = "yes", "no", "longer", "shorter", "clockwise
 DIR_ALIASES = (("cw", CW), ("ccw", CCW), ("anticlockwise", CCW), ("anti-clockwise", CCW),
                ("counter-clockwise", CCW))
 COLOURS = (BLACK, OKABE_ITO["blue"])
+H5_WORDS = "H5 (the fifth hexagon, counting H1 as the first and going inwards)"
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,17 @@ def side_ratio(ts) -> float:
 def _per_fraction(t: Fraction) -> tuple[tuple[int, int], float]:
     """(Eisenstein integer, turn in degrees) of one fraction."""
     return eisenstein(t), regular_turn_deg(6, t)
+
+
+@lru_cache(maxsize=None)
+def _a_float(t: Fraction) -> float:
+    """a = 1 - t + t^2 as a float (the sampler's quick filter; answers use `side_ratio`)."""
+    return float(regular_ratio_sq(6, t))
+
+
+def h5_ratio(ts) -> float:
+    """H5's side / H1's side."""
+    return side_ratio(list(ts)[:Q4_DEPTH])
 
 
 def turn_mod60(ts) -> float:
@@ -235,14 +252,19 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     raise Reject("no_scene_for_cell")
 
 
+def _q4_ok(ratio, q4: str):
+    """H5's side ratio(s) on the target side of h, with the margin."""
+    return ratio > float(H) + RATIO_GAP + 1e-9 if q4 == LONGER else ratio < float(H) - RATIO_GAP - 1e-9
+
+
 @lru_cache(maxsize=None)
 def _pool(level: int, n_hex: int, q2: str, q4: str) -> tuple[np.ndarray, np.ndarray, float]:
-    """The multisets (rows of `multisets`) that meet the Q2 and Q4 targets with their margins and hold some
-    fraction other than 1/2, with the running sum of their probabilities and its total (fixed per target)."""
-    h = H_BY_N[n_hex]
+    """The multisets (rows of `multisets`) that meet the Q2 target with its margin (and Q4's where H5 is the
+    innermost, N = 5) and hold some fraction other than 1/2, with the running sum of their probabilities and its
+    total (fixed per target)."""
     vals, rows, ratio, gap, prob = multisets(level, n_hex - 1)
     half = vals.index(HALF)
-    side = ratio > float(h) + RATIO_GAP + 1e-9 if q4 == LONGER else ratio < float(h) - RATIO_GAP - 1e-9
+    side = _q4_ok(ratio, q4) if n_hex - 1 == Q4_DEPTH else np.ones(len(rows), bool)
     turn = gap == 0.0 if q2 == YES else gap >= TURN_GAP_DEG
     pool = np.flatnonzero(side & turn & (rows != half).any(axis=1))
     w = prob[pool]
@@ -251,7 +273,8 @@ def _pool(level: int, n_hex: int, q2: str, q4: str) -> tuple[np.ndarray, np.ndar
 
 def build(rng: np.random.Generator, level: int, n_hex: int, q2: str, q4: str, q5: str) -> Scene | None:
     """One try at a scene with the target answers (None when the draw misses). A parallel innermost comes from
-    the exact list `parallel_sets`; the order is then chosen so that H2's fraction gives the Q5 target."""
+    the exact list `parallel_sets`; the order is then chosen so that H2's fraction gives the Q5 target and the
+    first four fractions (H2 to H5) the Q4 target."""
     m, values = n_hex - 1, _values(level)
     vals, rows, _, _, _ = multisets(level, m)
     pool, cum, total = _pool(level, n_hex, q2, q4)
@@ -264,7 +287,15 @@ def build(rng: np.random.Generator, level: int, n_hex: int, q2: str, q4: str, q5
     if not firsts:
         return None
     i = firsts[int(rng.integers(len(firsts)))]
-    ts = [ts[i]] + ts[:i] + ts[i + 1:]
+    rest = ts[:i] + ts[i + 1:]
+    a = [_a_float(t) for t in rest]
+    a1 = _a_float(ts[i])
+    fronts = [c for c in combinations(range(m - 1), Q4_DEPTH - 1)
+              if _q4_ok(math.sqrt(a1 * math.prod(a[j] for j in c)), q4)]
+    if not fronts:
+        return None
+    c = fronts[int(rng.integers(len(fronts)))]
+    ts = [ts[i]] + [rest[j] for j in c] + [t for j, t in enumerate(rest) if j not in c]
     spelled = [values[t][int(rng.integers(len(values[t])))] for t in ts]
     s = Scene(level, int(rng.choice(SIDES_CM)), float(rng.uniform(320, 340)), float(rng.uniform(0, 60)),
               tuple(n for n, _ in spelled), tuple(k for _, k in spelled))
@@ -293,9 +324,8 @@ def h2_side_cm(scene: Scene) -> Number:
     return Number(round(v, 2), 0.02, "cm", decimals=2, tol_kind="rel", low=0.0)
 
 
-def innermost_vs_h(scene: Scene) -> Choice:
-    h = H_BY_N[len(scene.ticks) + 1]
-    return Choice(LONGER if side_ratio(fractions_t(scene)) > float(h) else SHORTER, (LONGER, SHORTER))
+def h5_vs_h(scene: Scene) -> Choice:
+    return Choice(LONGER if h5_ratio(fractions_t(scene)) > float(H) else SHORTER, (LONGER, SHORTER))
 
 
 def turn_direction(scene: Scene) -> Choice:
@@ -319,7 +349,7 @@ counterfactual = turn_direction
 def minimal_pair(scene: Scene) -> Scene:
     """Move tick indices (same n_i) by the fewest total steps (at most 4) so that Q4 flips and every rule holds;
     ties: the deepest first changed hexagon (fewest hexagons move), then the lowest indices."""
-    q4, h = innermost_vs_h(scene).value, H_BY_N[len(scene.ticks) + 1]
+    q4, h = h5_vs_h(scene).value, H
     m = len(scene.ticks)
 
     def moves(i: int, left: int):
@@ -339,7 +369,7 @@ def minimal_pair(scene: Scene) -> Scene:
         if not any(d) or not all(0 < k < n for k, n in zip(ks, scene.divisions)):
             continue
         if Fraction(ks[0], scene.divisions[0]) == HALF or not flipped(math.exp(0.5 * sum(
-                la[k] for la, k in zip(log_a, ks)))):
+                la[k] for la, k in zip(log_a[:Q4_DEPTH], ks)))):
             continue
         changed = [i for i, x in enumerate(d) if x]
         cands.append(((sum(map(abs, d)), -changed[0], changed, d), tuple(ks)))
@@ -364,9 +394,9 @@ def _common(scene: Scene) -> str:
 
 
 def ladder(scene: Scene) -> Ladder:
-    ts, n_hex = fractions_t(scene), len(scene.ticks) + 1
-    words, q, p = H_WORDS[n_hex]
-    ratio = side_ratio(ts)
+    ts = fractions_t(scene)
+    words = H_WORDS[0]
+    ratio = h5_ratio(ts)
     edited = [HALF] + ts[1:]
     gap = parallel_gap_deg(ts)
     inner = Margin(outline_clearance_px(scene), "px", OUTLINE_CLEAR_PX, "outlines too close to tell apart")
@@ -377,13 +407,14 @@ def ladder(scene: Scene) -> Ladder:
                  "some side of H1?", innermost_parallel(scene),
                  Margin(30.0 if gap == 0.0 else gap, "deg", TURN_GAP_DEG,
                         "turn near a multiple of 60 deg but not exactly parallel (exact ties by construction)")),
-        Question(3, "h2_side", _common(scene) + f"H1's side is {scene.side_cm} cm. How long is a side of H2, in cm?",
+        Question(3, "h2_side", _common(scene) + "H1's side length is printed beside its lowest side. How long is a "
+                 "side of H2, in cm?",
                  h2_side_cm(scene), Margin(sides_px(scene)[0] / scene.divisions[0], "px", TICK_GAP_PX,
                                            "ticks on H1 too close to count")),
-        Question(4, "innermost_vs_h", _common(scene) + f"Is a side of the innermost hexagon longer or shorter "
-                 f"than {words} of a side of H1?", innermost_vs_h(scene),
-                 Margin(abs(ratio - float(H_BY_N[n_hex])), "fraction of H1's side", RATIO_GAP,
-                        "innermost side equal to the stated fraction")),
+        Question(4, "h5_vs_h", _common(scene) + f"Is a side of {H5_WORDS} longer or shorter than {words} of a side "
+                 "of H1?", h5_vs_h(scene),
+                 Margin(abs(ratio - float(H)), "fraction of H1's side", RATIO_GAP,
+                        "H5's side equal to the stated fraction")),
         Question(5, "turn_after_midpoints", _common(scene) + "Suppose H2 were redrawn with its corners at the "
                  "midpoints of H1's sides, and every smaller hexagon kept its corners at the same fractions along "
                  "the sides of the hexagon around it as now. Which way would the innermost hexagon then be turned "
@@ -401,14 +432,12 @@ def ladder(scene: Scene) -> Ladder:
 
 
 def rephrase_q4(scene: Scene) -> Question:
-    """Q4 as lengths laid end to end: q innermost sides against p sides of H1, h = p/q (map: identity)."""
-    n_hex = len(scene.ticks) + 1
-    _, q, p = H_WORDS[n_hex]
-    return Question(4, "sides_end_to_end", _common(scene) + f"Laid end to end, would {q} sides of the innermost "
-                    f"hexagon be longer or shorter than {p} side{'s' if p > 1 else ''} of H1?",
-                    innermost_vs_h(scene),
-                    Margin(abs(side_ratio(fractions_t(scene)) - float(H_BY_N[n_hex])), "fraction of H1's side",
-                           RATIO_GAP, "innermost side equal to the stated fraction"))
+    """Q4 as lengths laid end to end: q sides of H5 against p sides of H1, h = p/q (map: identity)."""
+    _, q, p = H_WORDS
+    return Question(4, "sides_end_to_end", _common(scene) + f"Laid end to end, would {q} sides of {H5_WORDS} be "
+                    f"longer or shorter than {p} side{'s' if p > 1 else ''} of H1?", h5_vs_h(scene),
+                    Margin(abs(h5_ratio(fractions_t(scene)) - float(H)), "fraction of H1's side", RATIO_GAP,
+                           "H5's side equal to the stated fraction"))
 
 
 # --- drawing ----------------------------------------------------------------------------------------------------
@@ -490,8 +519,8 @@ DOMAIN = Domain(
     id="nested_hexagons", family="plane", title="Nested hexagons",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
     description="Regular hexagons inscribed in hexagons at tick fractions: count, exact parallelism of the "
-                "innermost, H2's side, innermost side against a stated fraction of H1's, and the turn direction "
-                "after H2 moves to the midpoints.",
-    balance_keys=("hexagon_count", "innermost_parallel", "innermost_vs_h", "turn_after_midpoints"),
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity",
+                "innermost, H2's side, H5's side against two thirds of H1's, and the turn direction after H2 "
+                "moves to the midpoints.",
+    balance_keys=("hexagon_count", "innermost_parallel", "h5_vs_h", "turn_after_midpoints"),
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
 )

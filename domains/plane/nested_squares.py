@@ -19,6 +19,8 @@ that far apart (Q1's margin). Ticks (levels 1-2) are 10 px, each half shortened 
 `TICK_CLEAR_PX` of another square's outline; a scene whose shortened tick falls below `TICK_MIN_PX`, or whose ticks of
 two squares come within `TICK_CLEAR_PX`, is rejected (the open question's margin). The hatch is inset from every outline so that it never runs over a tick. The innermost square is not
 labelled with its number (that label would state Q1's answer).
+Q3 names no length: S1's side is read off the figure, where it is printed below S1 (stated in the text, it would
+all but fix Q3's answer, since t_1 = 1/2 for every "middle" contact point and the other fractions are few).
 Counts: N = 3 is never drawn (the sheet has it at L1-L2). With three squares no shading reaches a cell with
 Q4 != Q5: F' - F = (a' - a_1)(G - sigma_1) needs G within 0.27 of sigma_1, and S2's two regions give G = 0, 1 - a_2
 or a_2 (>= 0.28 from sigma_1 unless constant). N is L1 4-6, L2 4-7, L3 5-7 (no value above 31% of the default mix).
@@ -331,7 +333,8 @@ def ladder(scene: Scene) -> Ladder:
                  square_count(scene), inner),
         Question(2, "s2_contact_on_top", "On the top side of S1, is the corner of S2 that touches it nearer the "
                  "left end, nearer the right end, or exactly at the middle of that side?", contact_side(scene), mid),
-        Question(3, "s2_side", _common(scene) + f"S1's side is {scene.side_cm} cm. How long is a side of S2, in cm?",
+        Question(3, "s2_side", _common(scene) + "S1's side length is printed below S1. How long is a side of S2, in "
+                 "cm?",
                  s2_side_cm(scene), size),
         Question(4, "larger_part", _common(scene) + "Inside S1, which is larger in total: the shaded area or the "
                  "unshaded area?", larger_part(scene), _area_margin(scene)),
@@ -428,5 +431,5 @@ DOMAIN = Domain(
     description="Squares inscribed in squares at tick fractions, rings shaded: count, where S2 touches S1, S2's "
                 "side, shaded vs unshaded area, and the same after S2 is redrawn at another fraction.",
     balance_keys=("square_count", "s2_contact_on_top", "larger_part", "larger_part_after_redraw"),
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="inversion",
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="inversion", version=2,
 )

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from itertools import combinations
 
 import numpy as np
 from shapely.geometry import LineString
@@ -341,8 +342,10 @@ def hidden_corner(scene: Scene) -> Record:
 
 
 def distractor_margin(scene: Scene) -> int:
+    """Fewest missing edges over the shapes absent from the figure (8, a shape's most edges, when every shape is
+    present: no distractor is near, and Q4's uniqueness check rejects such a figure)."""
     fm, turns = figure_mask(scene), turns_allowed(scene)
-    return min(ed.missing(sh, fm, turns) for sh in scene.shapes if not ed.occurrences(sh, fm, turns))
+    return min([ed.missing(sh, fm, turns) for sh in scene.shapes if not ed.occurrences(sh, fm, turns)], default=8)
 
 
 def absent_margin(scene: Scene) -> int:
@@ -397,29 +400,63 @@ def rephrase_q4(scene: Scene) -> Question:
                                                                 if scene.level == 3 else "?"), q4.answer, q4.margin)
 
 
+MAX_REMOVED = 4                                   # most figure edges a minimal pair removes
+
+
+def _removals(fig: int, near: list, lo: int, pool: int):
+    """The smallest sets of edges (bitmasks within `pool`) whose removal from `fig` leaves every placement in
+    `near` lacking at least `lo` edges, and the sets one edge larger (tried where the smallest break a rule)."""
+    bits = [1 << b for b in range(pool.bit_length()) if pool >> b & 1]
+    found = []
+    for k in range(1, MAX_REMOVED + 1):
+        for combo in combinations(bits, k):
+            r = sum(combo)
+            if all((p & ~(fig & ~r)).bit_count() >= lo for p in near):
+                found.append(r)
+        if found and (k == MAX_REMOVED or min(x.bit_count() for x in found) < k):
+            break
+    return found
+
+
 def minimal_pair(scene: Scene) -> Scene:
-    """Remove one unit edge of the hidden occurrence that lies on no chosen distractor's best placement, and add that
-    distractor's missing edges: Q4 becomes that distractor. Distractors with fewer missing edges first."""
+    """Add a distractor's missing edges (at its best placement) and remove the fewest figure edges that leave the
+    old hidden shape lacking at least the level's distractor margin (`M_MIN`) at every placement, near ones beside
+    its occurrence included: Q4 becomes that distractor. Removed edges lie on the old hidden shape's placements,
+    never on the new one's placement or the marked segment. Fewest edges changed first, then distractors with
+    fewer missing edges. The marked segment stays a whole straight line of the figure and the join stays undrawn,
+    so Q5's wording keeps its meaning."""
     fm, turns = figure_mask(scene), turns_allowed(scene)
+    lo = M_MIN[scene.level]
     h = LETTERS.index(hidden_shape(scene).value)
-    (occ,) = ed.occurrences(scene.shapes[h], fm, turns)
-    order = sorted((ed.missing(sh, fm, turns), i) for i, sh in enumerate(scene.shapes) if i != h)
-    for _, i in order:
-        for best in sorted(p for p in ed.placements(scene.shapes[i], turns)
-                           if (p & ~fm).bit_count() == ed.missing(scene.shapes[i], fm, turns)):
-            add = ed.edges_of(best & ~fm)
-            for e in ed.edges_of(occ & ~best):
-                fig = (set(scene.figure) - {e}) | set(add)
-                if not ed.diagonals_ok(fig):
-                    continue
-                twin = replace(scene, figure=tuple(sorted(fig)))
-                try:
-                    lad = ladder(twin)
-                except Reject:
-                    continue
-                if lad.rungs[3].answer.value == LETTERS[i] and not lad.failing_margins() and \
-                        ed.occurrences(twin.shapes[i], figure_mask(twin), turns) == [best]:
-                    return twin
+    hidden_pls = ed.placements(scene.shapes[h], turns)
+    join, erase = ed.mask(ed.unit_edges(scene.join)), ed.mask(ed.unit_edges(scene.erase))
+    cands = []
+    for i, sh in enumerate(scene.shapes):
+        if i == h:
+            continue
+        m = ed.missing(sh, fm, turns)
+        for best in sorted(p for p in ed.placements(sh, turns) if (p & ~fm).bit_count() == m):
+            if best & join:
+                continue
+            f = fm | best
+            near = [p for p in hidden_pls if (p & ~f).bit_count() < lo]
+            pool = 0
+            for p in near:
+                pool |= p
+            for r in _removals(f, near, lo, pool & fm & ~best & ~erase):
+                cands.append((m + r.bit_count(), m, i, best, r))
+    for _, _, i, best, r in sorted(cands):
+        twin = replace(scene, figure=tuple(sorted(ed.edges_of((fm | best) & ~r))))
+        if not ed.diagonals_ok(twin.figure) or ed.edge(*scene.erase) not in {
+                ed.edge(*sg) for sg in ed.segments(twin.figure)}:
+            continue
+        try:
+            lad = ladder(twin)
+        except Reject:
+            continue
+        if lad.rungs[3].answer.value == LETTERS[i] and not lad.failing_margins() and \
+                ed.occurrences(twin.shapes[i], figure_mask(twin), turns) == [best]:
+            return twin
     raise Reject("no_minimal_pair")
 
 

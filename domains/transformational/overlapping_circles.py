@@ -346,29 +346,51 @@ def rephrase_q4(scene: Scene) -> Question:
                     "to make the two circles stop overlapping?", lad.rungs[3].answer, lad.rungs[3].margin)
 
 
+EDIT_STEPS_PX = tuple(range(4, 161, 4))           # minimal-pair steps (slide or radius change), smallest first
+
+
+def _moves(scene: Scene) -> list[tuple[int, float | None, float]]:
+    """The candidate edits of one circle, as (circle, ux, uy): a slide along the unit vector (ux, uy), or, with ux
+    None, a radius change of sign uy. Each circle of a pair other than the largest slides toward its partner along
+    their line of centres, each circle of the largest pair away from its partner; then each circle of a competing
+    pair grows and each circle of the largest pair shrinks. Competing pairs with the larger overlap first."""
+    top, _ = overlap_ratio(scene)
+    ranked = sorted((p for p in pairs(scene) if p != top), key=lambda p: -overlap(scene, *p))
+    order = [(p, 1.0) for p in ranked] + [(top, -1.0)]
+    out = []
+    for (i, j), sign in order:
+        for m, o in ((i, j), (j, i)):
+            (x, y, _), (ox, oy, _) = scene.circles[m], scene.circles[o]
+            d = math.dist((x, y), (ox, oy))
+            if d > 0:
+                out.append((m, (ox - x) / d * sign, (oy - y) / d * sign))
+    for (i, j), sign in order:
+        out += [(i, None, sign), (j, None, sign)]
+    return out
+
+
 def minimal_pair(scene: Scene) -> Scene:
-    """Slide one circle of a competing pair 15-30 px toward its partner (or one circle of the largest pair away from
-    its partner) along their line of centres, the first move (in that order, shortest first) after which another
-    pair overlaps most and every margin holds."""
-    (ti, tj), _ = overlap_ratio(scene)
-    q4 = largest_overlap(scene).value
-    ranked = sorted((p for p in pairs(scene) if p != (ti, tj)), key=lambda p: -overlap(scene, *p))
-    moves = [(m, o, +1) for i, j in ranked for m, o in ((i, j), (j, i))] + [(ti, tj, -1), (tj, ti, -1)]
-    for mover, other, sign in moves:
-        (x, y, _), (ox, oy, _) = scene.circles[mover], scene.circles[other]
-        d = math.dist((x, y), (ox, oy))
-        if d == 0:
-            continue
-        ux, uy = (ox - x) / d * sign, (oy - y) / d * sign
-        for step in range(15, 31):
-            r = scene.circles[mover][2]
-            moved = (round(x + step * ux, 2), round(y + step * uy, 2), r)
-            if not (X_LO <= moved[0] - r and moved[0] + r <= X_HI and Y_LO <= moved[1] - r and moved[1] + r <= Y_HI):
-                break
-            twin = replace(scene, circles=tuple(moved if k == mover else c for k, c in enumerate(scene.circles)))
+    """The smallest edit of one circle after which another pair overlaps most, Q1 (the crossing points) is kept and
+    every margin holds: a slide
+    along the line of centres of a pair (toward the partner for a pair other than the largest, away from it for the
+    largest pair) or a radius change (a competing pair's circle grows, a largest pair's circle shrinks), by the
+    smallest step of `EDIT_STEPS_PX` that works; among equal steps, in `_moves` order. The sheet's 15-30 px slide
+    alone seldom works (a few scenes in a hundred): the largest overlap already leads the second by the level's
+    ratio, and the new leader must lead by it again."""
+    q1, q4 = crossing_count(scene), largest_overlap(scene).value
+    moves = _moves(scene)
+    for step in EDIT_STEPS_PX:
+        for k, ux, uy in moves:
+            x, y, r = scene.circles[k]
+            moved = (x, y, round(r + step * uy, 2)) if ux is None else \
+                (round(x + step * ux, 2), round(y + step * uy, 2), r)
+            x, y, r = moved
+            if not (R_MIN <= r <= R_MAX and X_LO <= x - r and x + r <= X_HI and Y_LO <= y - r and y + r <= Y_HI):
+                continue
+            twin = replace(scene, circles=tuple(moved if i == k else c for i, c in enumerate(scene.circles)))
             try:
-                if (largest_overlap(twin).value != q4 and not ladder(twin).failing_margins()
-                        and letter_spots(twin) is not None):
+                if (largest_overlap(twin).value != q4 and crossing_count(twin) == q1
+                        and not ladder(twin).failing_margins() and letter_spots(twin) is not None):
                     return twin
             except Reject:
                 continue
