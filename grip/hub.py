@@ -3,12 +3,15 @@
     <hub_dir>/README.md                                    dataset card generated from code (YAML configs + infos)
     <hub_dir>/grip-export.json                             shard index: rows, bytes, sha256 of every shard
     <hub_dir>/<domain>/test-00000-of-0000N.parquet         the items, PNG bytes embedded
+    <hub_dir>/<domain>/core-00000-of-0000N.parquet         the core rows of `test` again (the protocols' subset)
     <hub_dir>/<domain>/test_grain-00000-of-0000N.parquet   grain copies of the grain subset (sigma 15/25/40)
+    <hub_dir>/<domain>/twins-00000-of-0000N.parquet        the items' minimal pairs (a `grip build --twins` store)
 
-One config per domain. Both splits share one schema (a config has one `features`): an item row has
-`grain_sigma` 0 and `source_id` equal to its own id; a grain row points at its item through `source_id`. Grain is a
-split of its own rather than extra image columns because it exists for the first K items only: columns would be
-null on most rows and every reader of `test` would download three noisy images it does not need.
+One config per domain. Every split shares one schema (a config has one `features`; grip/hub_rows.py): an item row
+has `grain_sigma` 0 and `source_id` equal to its own id; a grain or twin row points at its item through
+`source_id`. Grain is a split of its own rather than extra image columns because it exists for the first K items
+only: columns would be null on most rows and every reader of `test` would download three noisy images it does not
+need. The card is grip/hub_card.py; reading an export back into an item store is grip/eval/sources.py.
 
 `datasets`, `huggingface_hub` and `pyarrow` are imported inside the functions: `grip list` must stay light.
 """
@@ -27,105 +30,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grip import GripError, __version__
+from grip.hub_card import SIZE_CATEGORIES, card_yaml, core_text, dataset_card, size_category  # noqa: F401
+from grip.hub_rows import (CORE_SPLIT, GRAIN_SPLIT, SPLIT, SPLITS, TWIN_SPLIT, features, hub_row,  # noqa: F401
+                           item_row, twin_hub_row)
 from grip.manifest import (StoreError, check_output_file, grain_rel, load_store, output_lstat, row_version,
                            sha256_bytes)
 
-SPLIT = "test"
-GRAIN_SPLIT = "test_grain"
 INDEX_FILE = "grip-export.json"
-FORMAT = "grip-hub/1"
+FORMAT = "grip-hub/2"   # 2: the core and twins splits, the columns that make item_row exact
 # Shards stay well under the Hub's 500 MB advice, row groups near the viewer's ~100 MB limit with room to spare.
 MAX_SHARD_BYTES = 256 * 2**20
 ROW_GROUP_BYTES = 64 * 2**20
 DEFAULT_CORE = 20
 DEFAULT_LICENSE = "cc-by-4.0"
 DEFAULT_NAME = "GRIP"
-SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
-                   (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"))
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 class HubError(GripError):
     pass
-
-
-# --- schema --------------------------------------------------------------------------------------------------
-
-def features():
-    """The row schema of every config and split (datasets.Features)."""
-    from datasets import Features, Image, List, Value
-    margin = {"value": Value("float64"), "unit": Value("string"), "threshold": Value("float64"),
-              "boundary": Value("string")}
-    question = {
-        "position": Value("int32"),        # 1..5 the rungs, 6 the open question
-        "rung": Value("string"),           # observe relate measure integrate counterfactual open
-        "id": Value("string"),
-        "text": Value("string"),
-        "instruction": Value("string"),    # verbatim format text appended to the prompt
-        "answer_type": Value("string"),    # count number choice ordered record
-        "answer": Value("string"),         # typed answer as JSON: grip.answers.answer_from_json(json.loads(...))
-        "answer_text": Value("string"),    # the reference answer written as a model should write it
-        "unit": Value("string"),           # number answers only
-        "tolerance": Value("float64"),     # number answers only
-        "tolerance_kind": Value("string"),  # "abs" or "rel", number answers only
-        "margin": margin,
-        "edit": Value("string"),           # the scene edit of the counterfactual rung
-    }
-    return Features({
-        "id": Value("string"),
-        "source_id": Value("string"),      # the item a grain copy was made from (its own id on item rows)
-        "grain_sigma": Value("int32"),     # 0 on item rows
-        "domain": Value("string"),
-        "family": Value("string"),
-        "index": Value("int32"),
-        "core": Value("bool"),             # index < core: the core subset the evaluation protocols use
-        "level": Value("int32"),
-        "seed": Value("uint64"),
-        "image": Image(),
-        "image_sha256": Value("string"),
-        "width": Value("int32"),
-        "height": Value("int32"),
-        "scene": Value("string"),          # the latent scene state as JSON (exact round trip)
-        "margin_min": Value("float64"),
-        "questions": List(question),
-    })
-
-
-def _question(q: dict) -> dict:
-    from grip.answers import answer_from_json
-    a = q["answer"]
-    num = a.get("type") == "number"
-    return {"position": q["position"], "rung": q["rung"], "id": q["id"], "text": q["text"],
-            "instruction": q["instruction"], "answer_type": a["type"],
-            "answer": json.dumps(a, sort_keys=True, separators=(",", ":")),
-            "answer_text": answer_from_json(a).reference_text(),
-            "unit": a["unit"] if num else None, "tolerance": float(a["tol"]) if num else None,
-            "tolerance_kind": a.get("tol_kind", "abs") if num else None,
-            "margin": {"value": float(q["margin"]["value"]), "unit": q["margin"]["unit"],
-                       "threshold": float(q["margin"]["threshold"]), "boundary": q["margin"].get("boundary", "")},
-            "edit": q.get("edit")}
-
-
-def hub_row(row: dict, png: bytes, core: int, sigma: int = 0) -> dict:
-    """One Hub row from one item-store row (and the PNG bytes of the item or of one of its grain copies)."""
-    rid = row["id"] if sigma == 0 else f"{row['id']}_s{sigma}"
-    return {"id": rid, "source_id": row["id"], "grain_sigma": sigma, "domain": row["domain"],
-            "family": row["family"], "index": row["index"], "core": row["index"] < core, "level": row["level"],
-            "seed": row["seed"], "image": {"bytes": png, "path": f"{rid}.png"}, "image_sha256": sha256_bytes(png),
-            "width": row["width"], "height": row["height"],
-            "scene": json.dumps(row["scene"], sort_keys=True, separators=(",", ":")),
-            "margin_min": float(row["margin_min"]), "questions": [_question(q) for q in row["questions"]]}
-
-
-def item_row(hub: dict) -> dict:
-    """The inverse view: a row read from the Hub (datasets or parquet) back in item-store shape (scene and answers
-    as dicts, margins as {value, unit, threshold, boundary}); images are left out."""
-    return {"id": hub["source_id"], "domain": hub["domain"], "family": hub["family"], "index": hub["index"],
-            "seed": hub["seed"], "level": hub["level"], "width": hub["width"], "height": hub["height"],
-            "scene": json.loads(hub["scene"]), "margin_min": hub["margin_min"],
-            "questions": [{"position": q["position"], "rung": q["rung"], "id": q["id"], "text": q["text"],
-                           "instruction": q["instruction"], "answer": json.loads(q["answer"]),
-                           "margin": dict(q["margin"]), "edit": q["edit"]} for q in hub["questions"]]}
 
 
 # --- reading the item stores ---------------------------------------------------------------------------------
@@ -182,6 +105,8 @@ def find_stores(out_dir: Path) -> list[Store]:
             for s in sigmas if r["index"] < k else ():
                 if not (d / grain_rel(r["id"], s)).is_file():
                     raise StoreError(f"{d / grain_rel(r['id'], s)}: grain copy missing; rerun the build")
+            if "twin" in r and not (d / r["twin"]["image"]).is_file():
+                raise StoreError(f"{d / r['twin']['image']}: twin image missing; the item store is incomplete")
         stores.append(Store(domain, d, rows, build, min(k, len(rows)), sigmas))
     doms = [s.domain for s in stores]
     if len(set(doms)) != len(doms):
@@ -385,9 +310,19 @@ def export(out_dir: Path, hub_dir: Path, core: int | None = None, name: str | No
                 for r, s in keys[a:b]:
                     yield hub_row(r, _read_png(st, grain_rel(r["id"], s), r["grain_sha256"][str(s)]), core,
                                   sigma=s)
-            splits = {SPLIT: _write_split(tmp, st.domain, SPLIT, items, img_sizes)}
+            twin_rows = [r for r in st.rows if "twin" in r]
+            twin_sizes = [(st.path / r["twin"]["image"]).stat().st_size + 8192 for r in twin_rows]
+
+            def twins(a, b, st=st, rows=twin_rows):
+                for r in rows[a:b]:
+                    yield twin_hub_row(r, _read_png(st, r["twin"]["image"], r["twin"]["sha256"]), core)
+            n_core = sum(r["index"] < core for r in st.rows)   # rows are in index order: the first n_core
+            splits = {SPLIT: _write_split(tmp, st.domain, SPLIT, items, img_sizes),
+                      CORE_SPLIT: _write_split(tmp, st.domain, CORE_SPLIT, items, img_sizes[:n_core])}
             if grain_keys:
                 splits[GRAIN_SPLIT] = _write_split(tmp, st.domain, GRAIN_SPLIT, grains, grain_sizes)
+            if twin_rows:
+                splits[TWIN_SPLIT] = _write_split(tmp, st.domain, TWIN_SPLIT, twins, twin_sizes)
             rungs = {}
             for r in st.rows:
                 for q in r["questions"]:
@@ -395,7 +330,7 @@ def export(out_dir: Path, hub_dir: Path, core: int | None = None, name: str | No
             domains[st.domain] = {
                 "family": st.rows[0]["family"], "version": row_version(st.rows[0]), "items": len(st.rows),
                 "core": min(core, len(st.rows)),
-                "grain_items": st.grain_items, "grain_sigmas": list(st.sigmas),
+                "grain_items": st.grain_items, "grain_sigmas": list(st.sigmas), "twin_items": len(twin_rows),
                 "question_ids": {p: sorted(v) for p, v in sorted(rungs.items())},
                 "answer_types": sorted({q["answer"]["type"] for r in st.rows for q in r["questions"]}),
                 "build": {k: st.build.get("arguments", {}).get(k) for k in ("seed", "release", "level", "n")},
@@ -458,184 +393,41 @@ def check_target_folder(path: Path, what: str, kind: str) -> bool:
 
 
 def _export_provenance() -> dict:
+    """What made the export: library versions, and the grip checkout (commit, dirty, remote) when grip runs from
+    one; `install` is the card's install line, true for how this grip was installed (`hub_card.install_spec`)."""
     import datasets
     import huggingface_hub
     import pyarrow
-    return {"grip": __version__, "datasets": datasets.__version__, "huggingface_hub": huggingface_hub.__version__,
-            "pyarrow": pyarrow.__version__}
+
+    from grip.hub_card import install_spec
+    prov = {"grip": __version__, "datasets": datasets.__version__, "huggingface_hub": huggingface_hub.__version__,
+            "pyarrow": pyarrow.__version__, **git_checkout()}
+    prov["install"] = install_spec(prov)
+    return prov
 
 
-# --- the dataset card ----------------------------------------------------------------------------------------
-
-ANSWER_TYPES = {
-    "count": ("Count", "a whole number", "exact"),
-    "number": ("Number", "a number in the stated unit, rounded as stated",
-               "abs(x - v) <= tolerance (`tolerance_kind` abs, or rel = a fraction of v); circular for angles"),
-    "choice": ("Choice", "one of the listed options", "normalised text (case, whitespace, a small reviewed synonym "
-               "table per question)"),
-    "ordered": ("Ordered", "a comma-separated list", "element-wise in order (or as a set when the order is "
-                "canonical)"),
-    "record": ("Record", "`name=value; name=value`", "field by field, each with its own type; a missing field is "
-               "wrong"),
-}
+def _git(root: Path, *args: str) -> str | None:
+    import subprocess
+    try:
+        proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 else None
 
 
-def size_category(n: int) -> str:
-    for bound, label in SIZE_CATEGORIES:
-        if n < bound:
-            return label
-    return "n>1T" if n > 10**12 else "100M<n<1B"
-
-
-def card_yaml(index: dict) -> dict:
-    """The YAML header: configs (one per domain, the first default), dataset_info generated from the schema and
-    the shard index, task category, license, size category."""
-    from datasets import DatasetInfo, SplitDict, SplitInfo
-    from datasets.info import DatasetInfosDict
-    from huggingface_hub import DatasetCardData
-    doms = index["domains"]
-    configs = []
-    for k, (d, info) in enumerate(doms.items()):
-        c = {"config_name": d, "data_files": [{"split": s, "path": f"{d}/{s}-*"} for s in info["splits"]]}
-        if k == 0:
-            c["default"] = True
-        configs.append(c)
-    infos = DatasetInfosDict()
-    for d, info in doms.items():
-        splits = SplitDict()
-        for s, si in info["splits"].items():
-            splits.add(SplitInfo(name=s, num_bytes=si["num_bytes"], num_examples=si["rows"]))
-        infos[d] = DatasetInfo(features=features(), splits=splits,
-                               download_size=sum(si["download_size"] for si in info["splits"].values()),
-                               dataset_size=sum(si["num_bytes"] for si in info["splits"].values()))
-    card = DatasetCardData()
-    infos.to_dataset_card_data(card)
-    dataset_info = card["dataset_info"]
-    if isinstance(dataset_info, dict):  # datasets writes a bare mapping for one config; keep one shape
-        dataset_info = [{"config_name": next(iter(doms)), **dataset_info}]
-    total = sum(si["rows"] for info in doms.values() for si in info["splits"].values())
-    return {
-        "pretty_name": index["name"],
-        "license": index["license"],
-        "language": ["en"],
-        "task_categories": ["visual-question-answering"],
-        "size_categories": [size_category(total)],
-        "tags": ["visual-reasoning", "synthetic", "procedural", "benchmark"],
-        "configs": configs,
-        "dataset_info": dataset_info,
-    }
-
-
-def core_text(index: dict) -> str:
-    """The card's sentence on the core subset and the grain subset, worded from the per-domain facts."""
-    doms = index["domains"]
-    text = f"The core subset is the items with `core == True` (index < {index['core']}): the items the evaluation " \
-           "protocols use."
-    whole = [d for d, info in doms.items() if info["items"] <= index["core"]]
-    if whole:
-        text += f" Every item of {', '.join(f'`{d}`' for d in whole)} is core (fewer items than {index['core']})."
-    grain = {d: info["grain_items"] for d, info in doms.items()}
-    if all(grain[d] == info["core"] for d, info in doms.items()):
-        return text + f" The core items are exactly the items with grain copies (split `{GRAIN_SPLIT}`)."
-    parts = [f"`{d}` the first {k}" + (" (the core items)" if k == doms[d]["core"] else
-                                       " (fewer than the core items)" if k < doms[d]["core"] else
-                                       " (more than the core items)") for d, k in grain.items()]
-    return text + f" Grain copies (split `{GRAIN_SPLIT}`) exist for: {'; '.join(parts)}."
-
-
-def dataset_card(index: dict, stores: list[Store] | None = None) -> str:
-    import yaml
-    from grip.domain import RUNG_NAMES
-    from grip.domains import FAMILIES, REGISTRY, family_of, ids
-    head = yaml.safe_dump(card_yaml(index), sort_keys=False, allow_unicode=True, width=120)
-    doms = index["domains"]
-    first = next(iter(doms))
-    titles = {}
-    for d in doms:
-        try:
-            from grip.domains import get
-            titles[d] = get(d).title
-        except Exception:  # a title is decoration; the card must not depend on every module importing
-            titles[d] = ""
-    L = [f"# {index['name']}", "",
-         "Procedural visual-reasoning scenes with exact ground truth. Every image carries a five-rung question "
-         "ladder and an open question; every answer is computed in closed form from the scene's latent state "
-         "(stored with the item), with the margin to the nearest decision boundary recorded. Generated by "
-         f"grip {index['export']['grip']}.", "",
-         "## Load one domain", "", "```python", "from datasets import load_dataset",
-         f'ds = load_dataset("<org>/<name>", "{first}")          # splits: '
-         + ", ".join(doms[first]["splits"]),
-         'row = ds["test"][0]',
-         'row["image"]                      # PIL image (PNG bytes as generated, no metadata)',
-         'q = row["questions"][2]           # rung 3',
-         'q["text"], q["instruction"], q["answer_text"]',
-         "", "# exact scoring with grip's typed answers (pip install grip-bench)",
-         "import json; from grip.answers import answer_from_json",
-         'a = answer_from_json(json.loads(q["answer"]))',
-         'a.matches(a.parse(model_response))   # reads the last `ANSWER:` line', "```", "",
-         core_text(index), "",
-         "## Families and domains", "",
-         "Every registered domain, by family; the ones in this release are configs of this dataset.", "",
-         "| family | domain | title | version | items | grain copies |", "|---|---|---|---|---|---|"]
-    for fam in FAMILIES:
-        members = [d for d in ids() if (REGISTRY[d][0] if d in REGISTRY else family_of(d)) == fam]
-        for d in members:
-            if d in doms:
-                info = doms[d]
-                L.append(f"| {fam} | `{d}` | {titles.get(d, '')} | {info.get('version', 1)} | {info['items']} | "
-                         f"{info['grain_items']} x sigma {'/'.join(map(str, info['grain_sigmas']))} |")
-            else:
-                L.append(f"| {fam} | {d} | (not in this release) | | 0 | 0 |")
-    L += ["", "## The ladder", "",
-          "Each image has six questions, in `questions` by `position`: five rungs of increasing depth and one open "
-          "question. A question's `text` holds no answer; `instruction` is the verbatim format text to append.",
-          "", "| position | rung | " + " | ".join(f"`{d}`" for d in doms) + " |",
-          "|---|---|" + "---|" * len(doms)]
-    for p, rung in RUNG_NAMES.items():
-        L.append(f"| {p} | {rung} | " + " | ".join(", ".join(doms[d]["question_ids"].get(str(p), []))
-                                                   for d in doms) + " |")
-    L += ["", "Rung 5 is counterfactual: its `edit` describes a change to the scene, and its answer is computed on "
-          "the edited scene. The open question is a record of checkable slots plus free `JUSTIFICATION:` and "
-          "`CONFIDENCE:` lines that are not scored.", "",
-          "## Answer types", "",
-          "`answer_type` names the type and `answer` holds it as JSON (value, tolerance, unit, options...). A "
-          "model ends its response with a line `ANSWER: ...`; an unreadable answer is its own outcome, never "
-          "counted as wrong or right.", "", "| type | written as | compared |", "|---|---|---|"]
-    used = sorted({t for info in doms.values() for t in info["answer_types"]})
-    for t in used:
-        name, written, cmp = ANSWER_TYPES.get(t, (t, "", ""))
-        L.append(f"| `{t}` ({name}) | {written} | {cmp} |")
-    L += ["", "## Margins", "",
-          "`margin` is the distance from the scene to the nearest boundary that would change the answer or make it "
-          "unreadable (degrees to a rounding tie, pixels between two counted objects, relative gap between two "
-          "values...), with its `unit`, the `threshold` the generator demanded and a description of the "
-          "`boundary`. A scene was kept only if every question's margin was at least its threshold; "
-          "`margin_min` is the smallest value/threshold ratio over the six questions.", "",
-          "## Grain levels", "",
-          f"Split `{GRAIN_SPLIT}` holds copies of the grain subset with deterministic monochrome Gaussian grain "
-          "(one N(0,1) field per image, seeded by its file name, scaled by `grain_sigma` and added to all three "
-          "channels). `source_id` names the item in `test` (where `grain_sigma` is 0); the same field is used at "
-          "every sigma, so levels are paired within an image. Questions and answers are the item's.", "",
-          "## Reproducing this release", "",
-          "Item *i* of a domain is a pure function of (seed, domain, i): the same bytes on every rebuild.", "",
-          "| domain | seed | level | items | grip | git commit | cairo | pycairo | numpy | pillow | shapely |",
-          "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for d, info in doms.items():
-        b, pv = info["build"], info["provenance"]
-        L.append(f"| `{d}` | {b.get('seed')} | {b.get('level') or '1-3 in turn'} | {info['items']} | "
-                 f"{pv.get('grip', '')} | {pv.get('git_commit', '')}{' (dirty)' if pv.get('git_dirty') else ''} | "
-                 f"{pv.get('cairo', '')} | {pv.get('pycairo', '')} | {pv.get('numpy', '')} | "
-                 f"{pv.get('pillow', '')} | {pv.get('shapely', '')} |")
-    ex = index["export"]
-    L += ["", f"Exported with grip {ex['grip']}, datasets {ex['datasets']}, huggingface_hub "
-          f"{ex['huggingface_hub']}, pyarrow {ex['pyarrow']}."]
-    if index.get("release"):
-        rel = index["release"]
-        name = rel.get("manifest", "")
-        L += ["", f"Release recipe: `{name}` (sha256 `{rel.get('manifest_sha256', '')}`; the official recipes are in "
-              f"grip's `manifests/` folder); rebuild with `grip build --manifest {name} --out DIR`."]
-    L += ["", "`grip-export.json` lists every shard with its row count, size and sha256.", ""]
-    return "---\n" + head + "---\n\n" + "\n".join(L)
+def git_checkout() -> dict:
+    """{git_commit, git_dirty, git_remote} of the checkout grip runs from; all None when the package is not the
+    `grip/` folder at the top of a git work tree (an installed wheel, or site-packages inside some repository)."""
+    pkg = Path(__file__).resolve().parent
+    top = _git(pkg, "rev-parse", "--show-toplevel")
+    if top is None or Path(top).resolve() != pkg.parent:
+        return {"git_commit": None, "git_dirty": None, "git_remote": None}
+    remotes = (_git(pkg, "remote") or "").split()
+    remote = None
+    if remotes:
+        remote = _git(pkg, "remote", "get-url", "origin" if "origin" in remotes else remotes[0]) or None
+    return {"git_commit": _git(pkg, "rev-parse", "HEAD") or None,
+            "git_dirty": bool(_git(pkg, "status", "--porcelain")), "git_remote": remote}
 
 
 # --- reading an export back ----------------------------------------------------------------------------------
@@ -673,12 +465,13 @@ def index_problem(index) -> str | None:
         if not isinstance(splits, dict):
             return f"domains.{d}.splits is {'missing' if splits is None else 'a ' + type(splits).__name__}, " \
                    f"not an object"
-        if SPLIT not in splits:
-            return f"domains.{d}.splits has no {SPLIT!r} split"
+        for must in (SPLIT, CORE_SPLIT):
+            if must not in splits:
+                return f"domains.{d}.splits has no {must!r} split"
         for s, si in splits.items():
             w = f"domains.{d}.splits.{s}"
-            if s not in (SPLIT, GRAIN_SPLIT):
-                return f"{w}: unknown split (expected {SPLIT} or {GRAIN_SPLIT})"
+            if s not in SPLITS:
+                return f"{w}: unknown split (expected one of {', '.join(SPLITS)})"
             if not isinstance(si, dict):
                 return f"{w} is a {type(si).__name__}, not an object"
             if not _count(si.get("rows")):
@@ -942,21 +735,52 @@ def download(repo: str, domain: str | None = None, revision: str | None = None, 
 
 def _download(repo: str, domain: str | None, revision: str | None, out: Path, token: str | None,
               where: str) -> tuple[Path, dict]:
-    from huggingface_hub import constants, hf_hub_download, snapshot_download
-    from huggingface_hub.errors import (EntryNotFoundError, LocalEntryNotFoundError, OfflineModeIsEnabled,
-                                        RepositoryNotFoundError, RevisionNotFoundError)
-    HfHubHTTPError, TransportError = _http_errors()
+    from huggingface_hub import snapshot_download
 
     def fetch(dest: Path, paths: list[str]) -> None:
-        snapshot_download(repo, repo_type="dataset", revision=revision, local_dir=dest, allow_patterns=paths,
-                          token=token)
-    try:
+        with tempfile.TemporaryDirectory(prefix=".hf-", dir=dest) as meta:
+            # huggingface_hub keeps its download records in <local_dir>/.cache/huggingface: fetched into a folder
+            # of their own, the files are renamed into place and the records go with that folder, so `out` holds
+            # the export only.
+            snapshot_download(repo, repo_type="dataset", revision=revision, local_dir=meta, allow_patterns=paths,
+                              token=token)
+            for rel in paths:
+                if (Path(meta) / rel).is_file():
+                    (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(Path(meta) / rel, dest / rel)
+    with _hub_errors(repo, revision, where):
         # The index goes to the cache first, so a wrong repo, revision or domain leaves no folder behind.
-        index = read_index_file(hf_hub_download(repo, INDEX_FILE, repo_type="dataset", revision=revision,
-                                                token=token))
+        index = _fetch_index(repo, revision, token)
         if domain is not None and domain not in index["domains"]:
             raise HubError(f"{where} has no domain {domain!r}; it holds {', '.join(index['domains'])}")
         _sync(out, index, None if domain is None else [domain], fetch, where)
+    check_export(out, domains=None if domain is None else [domain])
+    return out, index
+
+
+def _fetch_index(repo: str, revision: str | None, token: str | None) -> dict:
+    from huggingface_hub import hf_hub_download
+    return read_index_file(hf_hub_download(repo, INDEX_FILE, repo_type="dataset", revision=revision, token=token))
+
+
+def fetch_index(repo: str, revision: str | None = None, token: str | None = None) -> dict:
+    """The grip-export.json of `repo` at `revision` (through the Hugging Face cache), validated; one-line
+    errors as `download` gives them."""
+    _check_repo_id(repo)
+    where = f"{repo}" + (f"@{revision}" if revision else "")
+    with _quiet_hub_logs(), _hub_errors(repo, revision, where):
+        return _fetch_index(repo, revision, token)
+
+
+@contextlib.contextmanager
+def _hub_errors(repo: str, revision: str | None, where: str):
+    """The failures of a fetch from the Hub as one-line HubErrors."""
+    from huggingface_hub import constants
+    from huggingface_hub.errors import (EntryNotFoundError, LocalEntryNotFoundError, OfflineModeIsEnabled,
+                                        RepositoryNotFoundError, RevisionNotFoundError)
+    HfHubHTTPError, TransportError = _http_errors()
+    try:
+        yield
     except (LocalEntryNotFoundError, OfflineModeIsEnabled):  # before EntryNotFoundError: it is one
         why = ("offline mode: HF_HUB_OFFLINE is set" if constants.HF_HUB_OFFLINE
                else "connection refused, no network or the server is down")
@@ -973,11 +797,9 @@ def _download(repo: str, domain: str | None, revision: str | None, out: Path, to
         raise HubError(f"download of {where} failed: {e}") from None
     except (ValueError, KeyError, TypeError, RuntimeError) as e:
         raise HubError(f"download of {where} failed: {_first(e)}") from None
-    check_export(out, domains=None if domain is None else [domain])
-    return out, index
 
 
-SHARD_NAME = re.compile(rf"^(?:{SPLIT}|{GRAIN_SPLIT})-\d{{5}}-of-\d{{5}}\.parquet$")
+SHARD_NAME = re.compile(rf"^(?:{'|'.join(SPLITS)})-\d{{5}}-of-\d{{5}}\.parquet$")
 
 
 def _make_temp_dir(parent: Path, prefix: str) -> Path:
@@ -1039,7 +861,6 @@ def _sync(out: Path, index: dict, domains: list[str] | None, fetch, where: str) 
             if _file_sha256(p) != sh["sha256"]:
                 raise HubError(f"{shown}: sha256 of the fetched copy differs from {INDEX_FILE}; {bad}")
             check_shard_rows(p, sh, bad, shown)
-        shutil.rmtree(stage / ".cache", ignore_errors=True)  # huggingface_hub's download records
         if not existed:
             os.replace(stage, out)  # all or nothing
             return

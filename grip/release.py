@@ -77,10 +77,14 @@ def _level(where: str, v) -> int | None:
 
 
 def load_recipe(path: Path) -> Recipe:
-    """Parse and check a release manifest; every problem is one line naming the file and the key."""
+    """Parse and check a release manifest; every problem is one line naming the file and the key. A recipe grip
+    ships may be named without its folder when no such file is here: `grip-v1`, `grip-v1.toml` or
+    `manifests/grip-v1.toml` (as the README writes it) from any working folder."""
     from grip.domains import ids
     from grip.grain import SIGMAS
     path = Path(path)
+    if not path.exists() and not path.is_absolute() and path.parts[:-1] in ((), ("manifests",)):
+        path = shipped_manifest(path.name if path.suffix == ".toml" else f"{path.name}.toml") or path
     try:
         raw = path.read_bytes()
     except OSError as e:
@@ -142,6 +146,16 @@ def load_recipe(path: Path) -> Recipe:
                   tuple(recipes))
 
 
+def shipped_manifest(name: str) -> Path | None:
+    """A file of grip's `manifests/` folder (release recipes, E2 readability labels): `grip/manifests/` in an
+    installed wheel, `manifests/` beside `grip/` in a source checkout; None when there is no such file."""
+    pkg = Path(__file__).resolve().parent
+    for folder in (pkg / "manifests", pkg.parent / "manifests"):
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
 @dataclass
 class ReleaseResult:
     out: Path
@@ -149,13 +163,17 @@ class ReleaseResult:
     results: list
 
 
-def build_release(path: Path, out: Path, workers: int = 1, progress: bool = False, on_domain=None) -> ReleaseResult:
+def build_release(path: Path, out: Path, workers: int = 1, progress: bool = False, on_domain=None,
+                  twins: bool = False, executor: str = "local", address: str | None = None,
+                  on_start=None) -> ReleaseResult:
     """Build every domain of a recipe into `out/<domain>/` (resuming like `grip build`), then write
-    `out/release.json` (the recipe as built; no times, so a rebuild writes the same bytes)."""
-    from grip.builder import build, check_workers, check_writable
+    `out/release.json` (the recipe as built; no times, so a rebuild writes the same bytes). `twins`, `executor`
+    and `address` as for `grip build`; `on_start()` is called once the recipe and --out have passed their checks."""
+    from grip.builder import build, check_writable
+    from grip.executors import check_workers
     from grip.manifest import atomic_write_json
     recipe = load_recipe(path)
-    check_workers(workers)
+    check_workers(workers, executor)
     out = Path(out)
     check_writable(out)
     prior = out / "release.json"
@@ -167,12 +185,24 @@ def build_release(path: Path, out: Path, workers: int = 1, progress: bool = Fals
         if old.get("domains") != recipe.to_json()["domains"]:
             raise ManifestError(f"{out} holds a release built from another recipe ({old.get('manifest')}); "
                                 f"choose another --out")
+    if on_start is not None:
+        on_start()
     results = []
-    for d in recipe.domains:
-        res = build(d.domain, d.n, out, seed=d.seed, level=d.level, workers=workers, grain_subset=d.grain_subset,
-                    progress=progress)
-        results.append(res)
-        if on_domain is not None:
-            on_domain(res)
+    session = None
+    if executor == "ray":   # one Ray session for every domain (each build would otherwise start its own)
+        from grip.executors import RayExecutor
+        session = RayExecutor(workers, address)
+        session.start()
+    try:
+        for d in recipe.domains:
+            res = build(d.domain, d.n, out, seed=d.seed, level=d.level, workers=workers,
+                        grain_subset=d.grain_subset, progress=progress, twins=twins, executor=executor,
+                        address=address)
+            results.append(res)
+            if on_domain is not None:
+                on_domain(res)
+    finally:
+        if session is not None:
+            session.close()
     atomic_write_json(out / "release.json", recipe.to_json())
     return ReleaseResult(out, recipe, results)

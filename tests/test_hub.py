@@ -16,7 +16,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from grip import domains, hub
+import grip
+from grip import domains, hub, hub_card
 from grip.builder import build
 from grip.cli import main
 from grip.grain import SIGMAS
@@ -153,7 +154,7 @@ def check_against_store(loaded: dict, store_rows: dict, grain_sha: dict, hub_dir
     want_features = hub.features().to_dict()
     for d, splits in loaded.items():
         rows = store_rows[d]
-        assert set(splits) == {"test", "test_grain"}
+        assert set(splits) == {"test", "core", "test_grain"}
         declared = {s["name"]: s["num_examples"] for s in infos[d]["splits"]}
         for split, got in splits.items():
             assert got["features"] == want_features
@@ -166,8 +167,9 @@ def check_against_store(loaded: dict, store_rows: dict, grain_sha: dict, hub_dir
             assert r["id"] == r["source_id"] == stored["id"] and r["grain_sigma"] == 0
             assert r["core"] == (stored["index"] < core)
             assert bsha == r["image_sha256"] == stored["sha256"]
-            for k, v in r["item"].items():
-                assert v == stored[k], (d, stored["id"], k)
+            assert r["item"] == stored, (d, stored["id"])  # every field, the rephrase too, in the builder's order
+            assert list(r["item"]) == list(stored)
+        assert [r["item"] for r in splits["core"]["rows"]] == [row for row in rows if row["index"] < core]
         grain = splits["test_grain"]
         expected = [(row["id"], s) for row in rows[:GRAIN] for s in SIGMAS]
         assert [(r["source_id"], r["grain_sigma"]) for r in grain["rows"]] == expected
@@ -188,7 +190,7 @@ def store_facts(store: Path):
 
 def test_export_loads_without_source_images(exported, local_loaded, facts):
     names = sorted(str(p.relative_to(exported)) for p in exported.rglob("*.parquet"))
-    assert names == sorted(f"{d}/{s}-00000-of-00001.parquet" for d in DOMAINS for s in ("test", "test_grain"))
+    assert names == sorted(f"{d}/{s}-00000-of-00001.parquet" for d in DOMAINS for s in ("test", "core", "test_grain"))
     check_against_store(local_loaded, *facts, exported, core=2)
 
 
@@ -204,12 +206,12 @@ def test_card_is_generated_from_the_registry(store, tmp_path, monkeypatch):
     assert sum(bool(c.get("default")) for c in configs) == 1
     for c in configs:
         assert {f["split"]: f["path"] for f in c["data_files"]} == {
-            "test": f"{c['config_name']}/test-*", "test_grain": f"{c['config_name']}/test_grain-*"}
+            s: f"{c['config_name']}/{s}-*" for s in ("test", "core", "test_grain")}
     infos = {i["config_name"]: i for i in head["dataset_info"]}
     assert set(infos) == set(DOMAINS)
     for d in DOMAINS:
         splits = {s["name"]: s["num_examples"] for s in infos[d]["splits"]}
-        assert splits == {"test": N, "test_grain": GRAIN * len(SIGMAS)}
+        assert splits == {"test": N, "core": 2, "test_grain": GRAIN * len(SIGMAS)}
         shards = [sh for s in res.index["domains"][d]["splits"].values() for sh in s["shards"]]
         assert infos[d]["download_size"] == sum((tmp_path / "hub" / sh["path"]).stat().st_size for sh in shards)
         names = [f["name"] for f in infos[d]["features"]]
@@ -320,8 +322,7 @@ def test_push_then_load_dataset_from_the_hub_equals_the_export(exported, local_l
     assert remote == local_loaded
     assert tagged["clock_reading"] == local_loaded["clock_reading"]
     check_against_store(remote, *facts, exported, core=2)
-    got = {str(p.relative_to(tmp_path / "dl")): sha(p) for p in (tmp_path / "dl").rglob("*")
-           if p.is_file() and ".cache" not in p.parts}
+    got = {str(p.relative_to(tmp_path / "dl")): sha(p) for p in (tmp_path / "dl").rglob("*") if not p.is_dir()}
     assert got == {k: v for k, v in local.items() if not k.startswith(("physical_stability/", "clock_reading/"))}
 
 
@@ -392,6 +393,9 @@ def _index_mutations():
         "unknown_domain_key": lambda i: i["domains"].update({"zzz": i["domains"]["gear_trains"]}),
         "name_empty": lambda i: i.update(name=""),
         "top_level_list": lambda i: (i.clear(), i.update(format=hub.FORMAT, bad=[])),
+        "no_core_split": lambda i: i["domains"]["gear_trains"]["splits"].pop("core"),
+        "unknown_split": lambda i: i["domains"]["gear_trains"]["splits"].update(
+            train=i["domains"]["gear_trains"]["splits"]["test"]),
     }
 
 
@@ -410,7 +414,7 @@ def test_push_of_a_malformed_index_is_one_line(exported, tmp_path, monkeypatch, 
         raise AssertionError("got past the index check")
     monkeypatch.setattr(hub, "_token", no_token)
     line = one_line_error(CliRunner().invoke(main, ["push", str(folder), "--repo", "grip-test/x"]))
-    assert f"{folder / hub.INDEX_FILE}: not a grip-hub/1 index (" in line and line.endswith("export again"), line
+    assert f"{folder / hub.INDEX_FILE}: not a {hub.FORMAT} index (" in line and line.endswith("export again"), line
     with pytest.raises(hub.HubError):
         hub.read_index_file(folder / hub.INDEX_FILE)
 
@@ -509,3 +513,36 @@ def test_card_words_core_and_grain_from_the_facts(store, tmp_path):
     default = sentence(None)
     assert "(index < 20)" in default and "Every item of `physical_stability`, `gear_trains`, `clock_reading` is core" \
         in default
+
+
+def test_card_install_line_is_the_one_the_export_records(exported):
+    index = json.loads((exported / hub.INDEX_FILE).read_text())
+    ex, card = index["export"], (exported / "README.md").read_text()
+    assert ex["install"] == hub_card.install_spec(ex) and f"```bash\n{ex['install']['line']}\n```" in card
+    assert "pip install grip-bench" not in card
+    assert ex["grip"] == grip.__version__ and re.fullmatch(r"[0-9a-f]{40}", ex["git_commit"])  # run in a checkout
+
+
+@pytest.mark.parametrize("remote, line", [
+    ("https://user:secret@example.org/org/grip.git", 'pip install "git+https://example.org/org/grip.git@c0ffee"'),
+    ("git@example.org:org/grip.git", 'pip install "git+ssh://git@example.org/org/grip.git@c0ffee"'),
+    ("ssh://git@example.org:2222/org/grip", 'pip install "git+ssh://git@example.org:2222/org/grip@c0ffee"'),
+    ("/srv/git/grip.git", "pip install grip_bench-0.1.0-py3-none-any.whl"),   # not fetchable by others
+    (None, "pip install grip_bench-0.1.0-py3-none-any.whl"),
+])
+def test_install_line_follows_how_grip_was_checked_out(remote, line):
+    spec = hub_card.install_spec({"grip": "0.1.0", "git_commit": "c0ffee", "git_dirty": False, "git_remote": remote})
+    assert spec["line"] == line and "secret" not in json.dumps(spec)
+    if spec["method"] == "wheel":
+        assert "pip wheel --no-deps ." in spec["note"] and "c0ffee" in spec["note"]
+    dirty = hub_card.install_spec({"grip": "0.1.0", "git_commit": "c0ffee", "git_dirty": True, "git_remote": remote})
+    assert "uncommitted changes" in dirty["note"]
+    bare = hub_card.install_spec({"grip": "0.1.0", "git_commit": None, "git_dirty": None, "git_remote": None})
+    assert bare["line"] == "pip install grip_bench-0.1.0-py3-none-any.whl" and "pip wheel" in bare["note"]
+
+
+def test_export_names_its_input_store():
+    res = CliRunner().invoke(main, ["export", "--help"])
+    assert "Usage: main export [OPTIONS] STORE" in res.output or "export [OPTIONS] STORE" in res.output
+    res = CliRunner().invoke(main, ["export"])
+    assert res.exit_code == 2 and "'STORE'" in res.output and "OUT_DIR" not in res.output

@@ -124,7 +124,7 @@ def test_export_of_a_store_without_grain_hashes_asks_for_a_rebuild(store, tmp_pa
     res = run("export", plain, "--to", tmp_path / "hub2")
     assert res.exit_code == 0, res.output
     assert set(json.loads((tmp_path / "hub2" / hub.INDEX_FILE).read_text())["domains"][DOMAIN]["splits"]) == {
-        "test"}
+        "test", "core"}
 
 
 # --- --to and --out: nothing but a folder grip wrote, never through a link (must-fix 2) ----------------------
