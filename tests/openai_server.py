@@ -47,6 +47,8 @@ from grip.eval.prompts import (E3_LEADS, E4_LEADS, E4_MAX_PEERS, PIXEL_CHUNKS, T
 # extras the tests pass through. Anything else in a request is a place truth could hide, so it fails the check.
 ALLOWED_FIELDS = {"model", "messages", "temperature", "max_tokens", "top_p", "seed", "top_k", "min_p",
                   "repetition_penalty"}
+# vLLM's chat-completion extras a swap-probe continuation sends (and only it: `_check_swap_turns`).
+CONTINUE_FIELDS = {"continue_final_message": True, "add_generation_prompt": False}
 
 
 @dataclass(frozen=True)
@@ -132,12 +134,16 @@ class ScriptedServer:
     ALL: list["ScriptedServer"] = []    # every server started in this process (their replies may come back in E3)
 
     def __init__(self, model: Callable[[dict], str] | None = None, faults=None, delay_s: float = 0.0,
-                 model_name: str = "scripted-vlm", record: bool = True, audit: bool = True):
+                 model_name: str = "scripted-vlm", record: bool = True, audit: bool = True,
+                 continuation: bool = True):
         if audit and record:
             ScriptedServer.AUDITED.append(self)
         ScriptedServer.ALL.append(self)
         self.model = model or constant_model()
         self.faults = faults            # callable(request json, times this exact body was seen before) -> Fault
+        # vLLM's `continue_final_message` / `add_generation_prompt`: honoured (the reply continues the final
+        # assistant message) when True, refused with a 400 like a server that knows no such fields when False
+        self.continuation = continuation
         self.delay_s = delay_s          # every reply waits this long (slow model)
         self.model_name = model_name
         self.record = record
@@ -327,12 +333,33 @@ def _handler_for(server: ScriptedServer):
                     return self._trickle(server.completion(req, server.model(req)), fault.seconds)
                 elif fault.kind == "huge":
                     return self._huge(req, fault.size, fault.declare_length)
+            refused = _continuation_refusal(server, req)
+            if refused:
+                return self._send(400, json.dumps({"error": {"message": refused, "type": "BadRequestError"}}).encode())
             reply = server.completion(req, server.model(req))
             with server._lock:
                 server.replies[digest] = reply
             self._send(200, reply)
 
     return Handler
+
+
+def _continuation_refusal(server: ScriptedServer, req: dict) -> str | None:
+    """Why the server refuses a request's continuation fields, as vLLM checks them (None: it takes the request).
+    With `continue_final_message` the final message must be the assistant's, and the generation prompt is off; the
+    scripted model's text is then the continuation of that message (vLLM returns the new text only)."""
+    given = {k: req[k] for k in CONTINUE_FIELDS if k in req}
+    if not given:
+        return None
+    if not server.continuation:
+        return f"unknown fields {sorted(given)}"
+    msgs = req.get("messages") or []
+    if given.get("continue_final_message") and given.get("add_generation_prompt", True):
+        return "cannot set both continue_final_message and add_generation_prompt"
+    if given.get("continue_final_message") and not (msgs and isinstance(msgs[-1], dict)
+                                                    and msgs[-1].get("role") == "assistant"):
+        return "continue_final_message needs a final assistant message"
+    return None
 
 
 # -- ground-truth isolation ----------------------------------------------------------------------------------------
@@ -360,11 +387,20 @@ def truth_index(store_dirs) -> dict[str, dict]:
                     part[row["sha256"]] = row
                     for png in (items.parent / "grain").glob(f"s*/{row['id']}.png"):
                         part[hashlib.sha256(png.read_bytes()).hexdigest()] = row
+                    twin = row.get("twin") if isinstance(row.get("twin"), dict) else None
+                    png = items.parent / str((twin or {}).get("image"))
+                    if twin is not None and png.is_file():   # the twin image: its own questions, the item's truth too
+                        part[hashlib.sha256(png.read_bytes()).hexdigest()] = {
+                            **row, "questions": twin.get("questions"), "scene": twin.get("scene"),
+                            "rephrase": twin.get("rephrase"), "twin_image": True, "item": row}
                 _TRUTH_CACHE[stamp] = part
             for h, row in _TRUTH_CACHE[stamp].items():
                 have = index.get(h)
-                if have is None or have.get("questions") == row.get("questions"):
-                    index.setdefault(h, row)
+                if have is not None and have.get("questions") == row.get("questions"):
+                    if "twin" not in have and "twin" in row:   # the same item from a plain and a twins build
+                        index[h] = {**have, "twin": row["twin"]}
+                elif have is None:
+                    index[h] = row
                 elif isinstance(have.get("questions"), list) and isinstance(row.get("questions"), list):
                     index[h] = {**have, "questions": have["questions"]
                                 + [q for q in row["questions"] if q not in have["questions"]]}
@@ -388,9 +424,14 @@ def truth_strings(row: dict) -> set[str]:
     the seed. Only strings of 8 characters or more: short ones ("3", "left") occur in public text by chance, and the
     structural check already pins down every byte of the request that is not public text."""
     vals: list = [row.get("scene"), str(row.get("seed"))]
+    twin = row.get("twin") if isinstance(row.get("twin"), dict) else {}
+    vals.append(twin.get("scene"))
+    vals += [{k: v} for k, v in (twin.get("scene") if isinstance(twin.get("scene"), dict) else {}).items()]
+    questions = [q for q in _listed(row.get("questions")) + _listed(twin.get("questions"))
+                 + [row.get("rephrase"), twin.get("rephrase")] if q is not None]
     for k, v in (row.get("scene") or {}).items():
         vals.append({k: v})
-    for q in row.get("questions", []):
+    for q in questions:
         if not isinstance(q, dict):   # a test's deliberately broken row: nothing distinctive to look for
             continue
         vals += [q.get("answer"), q.get("margin"), {"answer": q.get("answer")}, {"margin": q.get("margin")}]
@@ -404,7 +445,13 @@ def truth_strings(row: dict) -> set[str]:
         if v is None:
             continue
         out |= {s for s in _serialisations(v) if len(s) >= 8}
+    if isinstance(row.get("item"), dict):   # a twin image's entry: the item's own truth too
+        out |= truth_strings(row["item"])
     return out
+
+
+def _listed(v) -> list:
+    return list(v) if isinstance(v, list) else []
 
 
 def _non_idat(png: bytes) -> bytes:
@@ -529,6 +576,48 @@ def _check_turns(where: str, msgs: list, q: dict, template: str, replies: set[st
     return problems
 
 
+def _check_swap_turns(where: str, req: dict, q: dict, template: str, replies: set[str], row: dict,
+                      truth: dict) -> list[str]:
+    """A swap probe after its first user turn (the item's Q4 on the item image): the model's reply verbatim, then
+    one user turn of exactly the twin image of the same item (byte for byte, pixel chunks only) and the swap
+    template's text (the lead and the twin's Q4); for the continuation variant, a final assistant message that is
+    exactly the trigger, with the two continuation fields set as vLLM expects (and without it, neither field)."""
+    from grip.eval.probes import SWAP_TRIGGER, swap_text
+    msgs = req["messages"]
+    second = msgs[2] if isinstance(msgs[2], dict) else {}
+    parts = second.get("content") if isinstance(second.get("content"), list) else []
+    if not (isinstance(msgs[1], dict) and msgs[1].get("role") == "assistant" and set(msgs[1]) == {"role", "content"}
+            and isinstance(msgs[1]["content"], str) and second.get("role") == "user"
+            and set(second) == {"role", "content"} and len(parts) == 2 and all(isinstance(p, dict) for p in parts)
+            and [p.get("type") for p in parts] == ["image_url", "text"] and set(parts[0]) == {"type", "image_url"}
+            and isinstance(parts[0]["image_url"], dict) and set(parts[0]["image_url"]) == {"url"}
+            and set(parts[1]) == {"type", "text"}):
+        return [f"{where}: not user (image + text), assistant (text), user (image + text): the swap shape"]
+    problems = []
+    if msgs[1]["content"] not in replies:
+        problems.append(f"{where}: the assistant turn is not a reply any server sent (not verbatim)")
+    if q.get("position") != 4 or row.get("twin_image"):
+        problems.append(f"{where}: the first turn of a swap probe is not Q4 on the item image")
+    png = image_of({"messages": [second]})
+    twin = row.get("twin") if isinstance(row.get("twin"), dict) else {}
+    if png is None or hashlib.sha256(png).hexdigest() != twin.get("sha256"):
+        problems.append(f"{where}: the second image is not the twin image of {row['id']}, byte for byte")
+    elif set(png_chunks(png)) - PIXEL_CHUNKS:
+        problems.append(f"{where}: the twin PNG carries metadata chunks")
+    tq = next((t for t in _listed(twin.get("questions")) if isinstance(t, dict) and t.get("position") == 4), None)
+    if tq is None or parts[1]["text"] != swap_text(tq, template):
+        problems.append(f"{where}: the second user text is not the swap template with the twin's Q4")
+    fields = {k: req[k] for k in CONTINUE_FIELDS if k in req}
+    if len(msgs) == 4:
+        if msgs[3] != {"role": "assistant", "content": SWAP_TRIGGER}:
+            problems.append(f"{where}: the final assistant message is not the swap trigger")
+        if fields != CONTINUE_FIELDS:
+            problems.append(f"{where}: a continuation without {CONTINUE_FIELDS}")
+    elif fields:
+        problems.append(f"{where}: continuation fields {sorted(fields)} on a multi-turn probe")
+    return problems
+
+
 def _sound(q) -> bool:
     """A question whose text, instruction and answer read back: a copy of a store that a test broke on purpose
     (merged into the truth index by image) must not stand in for the real question."""
@@ -545,7 +634,9 @@ def check_isolation(requests, truth: dict[str, dict], allowed_fields=ALLOWED_FIE
     (1) it has no field beyond the model, the messages and the sampling fields; (2) it is one user turn of exactly
     one PNG image and one text, or (E3) that turn followed by the model's reply and one challenge turn
     (`_check_turns`: the reply verbatim, the challenge an E3 template carrying only the asserted value, never the
-    key when the model was right; the image only in the first turn); (3) the image is a known item image, byte for
+    key when the model was right; the image only in the first turn), or (swap probe, `_check_swap_turns`) that turn
+    followed by the reply and one user turn of the same item's twin image and the swap template, plus for the
+    continuation variant the trigger as a final assistant message; (3) the image is a known item image, byte for
     byte, with pixel chunks only; (4) the first turn's text is the prompt template applied to one question of that item; (5) no distinctive serialisation of
     any ground-truth value of that item occurs anywhere in the body, the decoded image or the headers."""
     problems = []
@@ -559,11 +650,12 @@ def check_isolation(requests, truth: dict[str, dict], allowed_fields=ALLOWED_FIE
         if not isinstance(req, dict):
             problems.append(f"{where}: body is not a JSON object")
             continue
-        extra = sorted(set(req) - set(allowed_fields))
+        msgs = req.get("messages")
+        continued = isinstance(msgs, list) and len(msgs) == 4    # a swap continuation: `_check_swap_turns`
+        extra = sorted(set(req) - set(allowed_fields) - (set(CONTINUE_FIELDS) if continued else set()))
         if extra:
             problems.append(f"{where}: unexpected request fields {extra}")
-        msgs = req.get("messages")
-        if not (isinstance(msgs, list) and len(msgs) in (1, 3) and isinstance(msgs[0], dict)
+        if not (isinstance(msgs, list) and len(msgs) in (1, 3, 4) and isinstance(msgs[0], dict)
                 and msgs[0].get("role") == "user" and set(msgs[0]) == {"role", "content"}
                 and isinstance(msgs[0].get("content"), list) and len(msgs[0]["content"]) == 2):
             problems.append(f"{where}: not one fresh user turn of one image and one text")
@@ -595,24 +687,30 @@ def check_isolation(requests, truth: dict[str, dict], allowed_fields=ALLOWED_FIE
         if set(text_part) != {"type", "text"}:
             problems.append(f"{where}: text part has extra fields")
         prompts: dict[str, list] = {}   # one image may carry several stores' versions of a question (see truth_index)
-        for q in row["questions"]:
+        rephrased = [row["rephrase"]] if isinstance(row.get("rephrase"), dict) else []   # the consistency probe
+        for q in _listed(row["questions"]) + rephrased:
             if _sound(q):
                 for t in TEMPLATES:
                     prompts.setdefault(prompt_text(q["text"], q["instruction"], t), []).append((q, t))
         if text_part.get("text") not in prompts:
             problems.append(f"{where}: text is not the prompt template of any question of {row['id']}")
-        elif len(msgs) == 3:
+        elif len(msgs) >= 3:
             if replies is None:
                 replies = served_replies()
+            swap = (isinstance(msgs[2], dict) and isinstance(msgs[2].get("content"), list)
+                    and any(isinstance(p, dict) and p.get("type") == "image_url" for p in msgs[2]["content"]))
+            check = _check_swap_turns if swap or len(msgs) == 4 else _check_turns
             # clean under the version of the question the run was made from: the one with the fewest findings
-            problems += min((_check_turns(where, msgs, q, template, replies)
+            problems += min((check(where, msgs, q, template, replies) if check is _check_turns
+                             else check(where, req, q, template, replies, row, truth)
                              for q, template in prompts[text_part["text"]]), key=len)
-        # The image is byte-identical to the store's and holds pixel chunks only, so its IDAT data cannot carry
-        # anything the build did not draw; the small non-IDAT chunks are searched all the same.
+        # The images are byte-identical to the store's and hold pixel chunks only, so their IDAT data cannot carry
+        # anything the build did not draw; the first image's small non-IDAT chunks are searched all the same.
         body_text = rec.body.decode("utf-8", "replace")
-        i = body_text.find("data:image/png;base64,")
-        body_text = body_text[:i] + body_text[body_text.find('"', i):]
-        if len(msgs) == 3:
+        while "data:image/png;base64," in body_text:
+            i = body_text.find("data:image/png;base64,")
+            body_text = body_text[:i] + body_text[body_text.find('"', i):]
+        if len(msgs) >= 3:
             # The reply and the challenge were pinned down above (a reply a server sent, verbatim; a template with
             # one value that is not the key when the model was right): leave them out of the search below.
             for piece in (msgs[1].get("content"), text_of({"messages": [msgs[2]]})):
@@ -624,9 +722,10 @@ def check_isolation(requests, truth: dict[str, dict], allowed_fields=ALLOWED_FIE
         decoded = json.dumps(no_image, ensure_ascii=False)
         haystacks = {"body": body_text, "decoded body": decoded, "headers": json.dumps(rec.headers),
                      "image chunks": _non_idat(png).decode("latin-1")}
-        if row["id"] not in strings_cache:
-            strings_cache[row["id"]] = truth_strings(row)
-        for s in strings_cache[row["id"]]:
+        ident = (row["id"], bool(row.get("twin_image")))
+        if ident not in strings_cache:
+            strings_cache[ident] = truth_strings(row)
+        for s in strings_cache[ident]:
             for name, hay in haystacks.items():
                 if s in hay:
                     problems.append(f"{where}: ground truth {s[:40]!r} of {row['id']} found in the {name}")

@@ -30,7 +30,7 @@ from pathlib import Path
 from grip import GripError
 from grip.grain import SIGMAS
 
-EXPERIMENTS = ("e1", "e2", "e3", "e4")
+EXPERIMENTS = ("e1", "e2", "e3", "e4", "swap", "consistency")   # the last two: grip.eval.probes
 RUNGS = (1, 2, 3, 4, 5)
 CORE_SIZE = 20
 E2_SIGMAS: tuple[int, ...] = (0,) + tuple(SIGMAS)
@@ -120,10 +120,12 @@ def _toml_load(path: Path) -> dict:
 
 
 def default_readability_path() -> Path:
-    """manifests/readability.toml in the working folder if there is one, else the one in the source tree."""
+    """manifests/readability.toml in the working folder if there is one, else the one grip ships (the source
+    tree's, or the installed wheel's)."""
     if DEFAULT_READABILITY.is_file():
         return DEFAULT_READABILITY
-    return Path(__file__).resolve().parents[2] / DEFAULT_READABILITY
+    from grip.release import shipped_manifest
+    return shipped_manifest(DEFAULT_READABILITY.name) or Path(__file__).resolve().parents[2] / DEFAULT_READABILITY
 
 
 def load_readability(path: Path | None) -> Readability:
@@ -253,6 +255,9 @@ def plan(experiment: str, items_dir: Path, subset: str = "core", domains=None,
         return plan_e3(items_dir, store, endpoint, sampling, subset, domains, template)
     if experiment == "e4":
         return plan_e4_phase1(items_dir, subset, domains, template)
+    if experiment in ("swap", "consistency"):
+        from grip.eval.probes import plan_probe
+        return plan_probe(experiment, items_dir, subset, domains, template)
     stores = load_items(items_dir, domains)
     excluded: list[tuple[str, int, str]] = []
     sigmas_of: dict[str, list[int]] = {}

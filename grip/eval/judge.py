@@ -68,7 +68,7 @@ def judge_jobs(scored: list[dict], stored: dict[str, dict], key) -> dict[str, ob
         if src is None:
             raise JudgeError(f"scored response {r['key'][:12]} is not in the response store; score and judge the "
                              f"same store")
-        item, q, answer = key.answer(r["domain"], r["item_id"], r["question_id"])
+        item, q, answer = key.answer_for(r)
         pub = public_item(item, q, key.items_dir / r["domain"] / item["image"], item["sha256"])
         text = judge_text(q["text"], q["instruction"], answer.reference_text(), src.get("content") or "")
         jobs[r["key"]] = Job(JUDGE_EXPERIMENT, f"{r['experiment']}:{r['condition']}", pub, text=text,

@@ -11,7 +11,7 @@ from grip.eval import stats as S
 from grip.eval.experiments import E2_SIGMAS, condition_name, load_readability
 
 FIGURES = ("accuracy_by_rung.png", "family_heatmap.png", "grain_deltas.png", "e3_transitions.png",
-           "e4_transitions.png")
+           "e4_transitions.png", "swap_probe.png")
 OUTPUTS = ("stats.json", "report.md") + FIGURES
 
 
@@ -168,7 +168,13 @@ def _markdown(st: dict, figs: list[str]) -> str:
         L += _e3_markdown(exps["e3"]["transitions"])
     if "e4" in exps and exps["e4"].get("cross_examination"):
         L += _e4_markdown(exps["e4"]["cross_examination"])
-    for x in sorted(set(exps) - {"e1", "e2", "e3", "e4"}):
+    if exps.get("swap", {}).get("table"):
+        from grip.eval.probe_report import swap_markdown
+        L += swap_markdown(exps["swap"])
+    if exps.get("consistency", {}).get("table"):
+        from grip.eval.probe_report import consistency_markdown
+        L += consistency_markdown(exps["consistency"])
+    for x in sorted(set(exps) - {"e1", "e2", "e3", "e4", "swap", "consistency"}):
         L += [f"## {x}", ""] + _table(["model", "condition", "domain", "rung"] + HEAD,
                                       _rung_rows(exps[x]["rungs"], True))
     if st.get("validated"):
@@ -407,6 +413,11 @@ def _figures(st: dict, out: Path) -> list[str]:
         _transition_figure(plt, e4["arms_table"], e4["models"], e4["arms"], "E4: signed transitions by arm",
                            out / "e4_transitions.png")
         made.append("e4_transitions.png")
+    swap = st["experiments"].get("swap")
+    if swap and swap["table"]:
+        from grip.eval.probe_report import SWAP_FIGURE, swap_figure
+        swap_figure(plt, swap, out / SWAP_FIGURE)
+        made.append(SWAP_FIGURE)
     return made
 
 

@@ -191,11 +191,18 @@ class Endpoint:
 class Turn:
     """One earlier exchange of a multi-turn job: the model's stored reply to the conversation so far (`reply`, the
     exact stored content, sent back verbatim as the assistant message; `reply_key`, the response key it is stored
-    under) and the user text that follows it (`user`, made by template `template`)."""
+    under) and the user text that follows it (`user`, made by template `template`).
+
+    `image` (path, sha256), when set, goes in that user turn before its text, bytes unchanged and checked like the
+    first turn's (the swap probe shows a second picture). `prefill`, on the last turn only, is the start of the
+    model's next message: it is sent as a final assistant message with `continue_final_message: true,
+    add_generation_prompt: false` (vLLM's chat-completion extras), and the reply continues it."""
     reply_key: str
     reply: str
     user: str
     template: str
+    image: tuple | None = None
+    prefill: str | None = None
 
 
 @dataclass(frozen=True)
@@ -365,14 +372,32 @@ def classify_status(status: int) -> str:
 
 
 # -- requests and keys ----------------------------------------------------------------------------------------------
-def job_messages(item: PublicItem, png: bytes, turns: tuple[Turn, ...] = ()) -> list[dict]:
-    """The messages sent: the first user turn (the image, once, and the question), then per earlier turn the
-    model's stored reply verbatim as the assistant message and the next user text (text only)."""
+CONTINUE_FIELDS = {"continue_final_message": True, "add_generation_prompt": False}
+
+
+def _user_turn(t: Turn, url: str | None) -> dict:
+    image = [] if url is None else [{"type": "image_url", "image_url": {"url": url}}]
+    return {"role": "user", "content": image + [{"type": "text", "text": t.user}]}
+
+
+def job_messages(item: PublicItem, png: bytes, turns: tuple[Turn, ...] = (), turn_pngs: tuple = ()) -> list[dict]:
+    """The messages sent: the first user turn (the image and the question), then per earlier turn the model's
+    stored reply verbatim as the assistant message and the next user turn (its text; first its image, from
+    `turn_pngs`, when the turn has one), and a last turn's prefill as the final assistant message."""
+    from grip.eval.prompts import png_data_url
     messages = build_messages(item, png)
+    pngs = iter(turn_pngs)
     for t in turns:
         messages.append({"role": "assistant", "content": t.reply})
-        messages.append({"role": "user", "content": [{"type": "text", "text": t.user}]})
+        messages.append(_user_turn(t, None if t.image is None else png_data_url(next(pngs))))
+    if turns and turns[-1].prefill is not None:
+        messages.append({"role": "assistant", "content": turns[-1].prefill})
     return messages
+
+
+def job_fields(job: Job) -> dict:
+    """Request fields a job adds to the sampling fields: the continuation extras when its last turn is prefilled."""
+    return dict(CONTINUE_FIELDS) if job.turns and job.turns[-1].prefill is not None else {}
 
 
 def keyed_request(item: PublicItem, turns: tuple[Turn, ...] = ()) -> dict:
@@ -387,8 +412,11 @@ def keyed_request(item: PublicItem, turns: tuple[Turn, ...] = ()) -> dict:
     if turns:
         for t in turns:
             messages.append({"role": "assistant", "response_key": t.reply_key})
-            messages.append({"role": "user", "content": [{"type": "text", "text": t.user}]})
+            messages.append(_user_turn(t, None if t.image is None else f"sha256:{t.image[1]}"))
         out["turn_templates"] = [t.template for t in turns]
+        if turns[-1].prefill is not None:
+            messages.append({"role": "assistant", "content": turns[-1].prefill})
+            out.update(CONTINUE_FIELDS)
     return out
 
 
@@ -447,9 +475,9 @@ def _random_value(core: str, rng: random.Random) -> str:
         return rng.choice([o.strip() for o in m.group(1).split(", ") if o.strip()])
     m = re.match(r"Answer with a comma-separated list in .+?, or '(.+?)' if there are none\.", core)
     if m:
-        if rng.random() < 0.3:
-            return m.group(1)
-        return ", ".join(sorted(rng.sample("ABCDEF", rng.randint(1, 3))))
+        # The labels a list draws from are drawn in the picture, never named in the public item, and a guessed
+        # label outside them does not parse: the one list the instruction itself names is the empty one.
+        return m.group(1)
     m = re.match(r"Answer in the form `(.+?)`\.\s*(.*)$", core, re.DOTALL)
     if m:
         names = [p.split("=")[0].strip() for p in m.group(1).split(";")]
@@ -460,7 +488,9 @@ def _random_value(core: str, rng: random.Random) -> str:
 
 
 def random_reply(item: PublicItem, key: str) -> str:
-    """A random answer of the type the instruction asks for; a function of the public item and the key only."""
+    """A random answer of the type the instruction asks for; a function of the public item and the key only. Every
+    answer parses as that type: a list answer is the empty word the instruction names (the labels a list draws from
+    are in the picture only)."""
     rng = random.Random(key)  # str seeds go through sha512: stable across processes, unlike hash()
     core = _END.sub("", _OPEN_PREFIX.sub("", item.instruction.strip()))
     lines = ["A random guess."]
@@ -719,13 +749,17 @@ async def _run_locked(jobs: list[Job], endpoint: Endpoint, sampling: Sampling, s
                         "response_model": RANDOM_MODEL, "usage": {}, "attempts": 1, "http_status": None,
                         "latency_s": 0.0, "elapsed_s": 0.0, "history": [{"status": "ok", "latency_s": 0.0}]}
             return await attempt_loop(rec, key, _text_messages(job.text))
-        try:
-            png = item.image_path.read_bytes()
-            check_png(png, item.image_sha256, str(item.image_path))
-        except (OSError, BadImage) as e:
-            msg = str(e) if isinstance(e, BadImage) else f"{item.image_path}: {e.strerror or e}"
-            return {**rec, "status": "failed", "error_class": "BadInput", "error_message": msg, "attempts": 0,
-                    "elapsed_s": 0.0, "history": []}
+        images = [(item.image_path, item.image_sha256)] + [t.image for t in job.turns if t.image is not None]
+        pngs = []
+        for path, sha in images:
+            try:
+                pngs.append(path.read_bytes())
+                check_png(pngs[-1], sha, str(path))
+            except (OSError, BadImage) as e:
+                msg = str(e) if isinstance(e, BadImage) else f"{path}: {e.strerror or e}"
+                return {**rec, "status": "failed", "error_class": "BadInput", "error_message": msg, "attempts": 0,
+                        "elapsed_s": 0.0, "history": []}
+        png = pngs[0]
         if endpoint.offline:
             t0 = time.monotonic()
             content = random_reply(item, key)
@@ -733,7 +767,7 @@ async def _run_locked(jobs: list[Job], endpoint: Endpoint, sampling: Sampling, s
                     "response_model": RANDOM_MODEL, "usage": {}, "attempts": 1, "http_status": None,
                     "latency_s": time.monotonic() - t0, "elapsed_s": time.monotonic() - t0,
                     "history": [{"status": "ok", "latency_s": time.monotonic() - t0}]}
-        return await attempt_loop(rec, key, job_messages(item, png, job.turns))
+        return await attempt_loop(rec, key, job_messages(item, png, job.turns, tuple(pngs[1:])), job_fields(job))
 
     async def wait_or_stop(seconds: float) -> None:
         """Sleep before a retry; a key that never connected wakes early when the run gives up on the server."""
@@ -754,13 +788,13 @@ async def _run_locked(jobs: list[Job], endpoint: Endpoint, sampling: Sampling, s
             body = await _read_capped(raw, endpoint.max_response_bytes)
         return raw.status_code, body, raw.headers
 
-    async def attempt_loop(rec: dict, key: str, messages: list[dict]) -> dict:
+    async def attempt_loop(rec: dict, key: str, messages: list[dict], fields: dict | None = None) -> dict:
         import httpx2
         import openai
         jitter = random.Random(key)
         # The body is sent as built, through the SDK client's generic `post`: the typed `chat.completions.create`
         # re-walks every message through its TypedDict transform, which cost more than the rest of the harness.
-        payload = {"model": endpoint.model, "messages": messages, **sampling_fields}
+        payload = {"model": endpoint.model, "messages": messages, **sampling_fields, **(fields or {})}
         history: list[dict] = []
         t0 = time.monotonic()
         slept_real = waited = 0.0   # elapsed counts the waits asked for, so an injected sleep keeps the caps true

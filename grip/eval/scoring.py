@@ -194,6 +194,14 @@ class AnswerKey:
         raise ScoringError(f"{self.items_dir}/{domain}: item {item_id} has no question {question_id!r}; the "
                            f"response store was made from another item store")
 
+    def answer_for(self, r: dict) -> tuple[dict, dict, Answer]:
+        """(row, question, typed answer) a stored or scored response is scored against: its own question, or for
+        a probe (swap: the twin's Q4; consistency: the rephrased Q4) the one `grip.eval.probes` names."""
+        if r["experiment"] in ("swap", "consistency"):
+            from grip.eval.probes import probe_answer
+            return probe_answer(self, r)[:3]
+        return self.answer(r["domain"], r["item_id"], r["question_id"])
+
     def answer(self, domain: str, item_id: str, question_id: str) -> tuple[dict, dict, Answer]:
         """(row, question, typed answer), the answer checked by `answer_of`."""
         row, q = self.question(domain, item_id, question_id)
@@ -236,9 +244,10 @@ def _condition_order(c: str) -> tuple:
     return (0, int(c[5:])) if c.startswith("sigma") and c[5:].isdigit() else (1, c)
 
 
-def _check_image(key: AnswerKey, domain: str, item: dict, r: dict) -> None:
+def _check_image(key: AnswerKey, domain: str, item: dict, r: dict, want: str | None = None) -> None:
     """The response must have been made on this item store's image: same item ids with another seed or level would
-    otherwise be scored against the wrong answers. A failed request (e.g. BadInput) may carry no image hash."""
+    otherwise be scored against the wrong answers. A failed request (e.g. BadInput) may carry no image hash.
+    `want`: the hash expected (a probe's, from `grip.eval.probes.probe_answer`), else the condition's image."""
     sent = r.get("image_sha256")
     condition = "sigma0" if r.get("experiment") in ("e3", "e4") else r["condition"]   # E3, E4: the clean image
     if sent is None:
@@ -246,7 +255,7 @@ def _check_image(key: AnswerKey, domain: str, item: dict, r: dict) -> None:
             raise ScoringError(f"{item['id']}: the response records no image sha256, so it cannot be checked "
                                f"against this item store; score against the item store the run used")
         return
-    if sent != key.image_sha256(domain, item, condition):
+    if sent != (want if want is not None else key.image_sha256(domain, item, condition)):
         raise ScoringError(f"{item['id']}: image sha256 differs from the one the response was made on; score "
                            f"against the item store the run used")
 
@@ -263,12 +272,17 @@ def score_rows(store_rows: Iterable[dict], items_dir: Path) -> list[dict]:
     seen: dict[tuple, str] = {}
     for r in rows:
         domain = r["domain"]
-        item, q, answer = key.answer(domain, r["item_id"], r["question_id"])
+        want = None
+        if r["experiment"] in ("swap", "consistency"):   # scored against the twin's or the rephrased Q4
+            from grip.eval.probes import probe_answer
+            item, q, answer, want = probe_answer(key, r)
+        else:
+            item, q, answer = key.answer(domain, r["item_id"], r["question_id"])
         if r["position"] != q["position"]:
             raise ScoringError(f"stored response {r['key'][:12]}: position {r['position']} but question "
                                f"{r['question_id']} of {r['item_id']} is at position {q['position']}; score against "
                                f"the item store the run used")
-        _check_image(key, domain, item, r)
+        _check_image(key, domain, item, r, want)
         s = score_response(answer, r.get("content"), r.get("status", "failed"))
         cj = json.dumps(_config(r), sort_keys=True, default=str)
         label = labels[(r["model"], cj)]
@@ -295,6 +309,9 @@ def score_rows(store_rows: Iterable[dict], items_dir: Path) -> list[dict]:
             rec["fields"] = s["fields"]
         if r["experiment"] == "e3" or (r["experiment"] == "e4" and r["condition"] != "phase1"):
             rec["first_key"] = _first_key(r)   # the first turn this answer follows, by its response key (stats joins)
+        if r["experiment"] in ("swap", "consistency"):   # the item image's Q4 answer it pairs with (stats joins)
+            from grip.eval.probes import probe_fields
+            rec.update(probe_fields(r, item))
         if r["experiment"] == "e4":            # the confidence the reply states (phase 1: before; phase 2: after)
             rec["confidence"] = read_confidence(r.get("content")) if s["outcome"] != "failed" else None
         out.append(rec)
@@ -430,8 +447,9 @@ def read_scored(path: Path) -> list[dict]:
 def _conditions() -> dict[str, frozenset[str]]:
     from grip.eval.experiments import E2_SIGMAS, condition_name
     from grip.eval.prompts import E3_CONDITIONS, E4_CONDITIONS
+    from grip.eval.probes import CONDITIONS as PROBE_CONDITIONS
     return {"e1": frozenset({condition_name(0)}), "e2": frozenset(condition_name(s) for s in E2_SIGMAS),
-            "e3": frozenset(E3_CONDITIONS), "e4": frozenset(E4_CONDITIONS)}
+            "e3": frozenset(E3_CONDITIONS), "e4": frozenset(E4_CONDITIONS), **PROBE_CONDITIONS}
 
 
 def _is_scored_row(r) -> bool:

@@ -176,7 +176,7 @@ def check_against_key(rows: list[dict], answer_key) -> None:
     by hand or scored against another item store would otherwise be counted in the wrong cell."""
     from grip.eval.scoring import ScoringError
     for r in rows:
-        item, q, _ = answer_key.answer(r["domain"], r["item_id"], r["question_id"])
+        item, q, _ = answer_key.answer_for(r)
         if q["position"] != r["position"] or item["family"] != r["family"]:
             raise ScoringError(f"scored row {r['item_id']} {r['question_id']}: position {r['position']} / family "
                                f"{r['family']!r}, but the item store has position {q['position']} / family "
@@ -288,6 +288,11 @@ def compute(scored: list[dict], answer_key, resamples: int = RESAMPLES, seed: in
             t = e3_tables(rows, by_key, by_exp.get("e1", []), resamples, seed)
             out["experiments"][exp] = {"models": t["models"], "domains": t["domains"],
                                        "conditions": t["conditions"], "transitions": t}
+            continue
+        if exp in ("swap", "consistency"):   # the probes: paired tables (grip.eval.probe_stats)
+            from grip.eval.probe_stats import probe_tables
+            by_key = {r["key"]: r for r in scored if r.get("key")}
+            out["experiments"][exp] = probe_tables(exp, rows, by_key, resamples, seed)
             continue
         if exp == "e4":   # cross-examination: transitions from the phase-1 answer per arm, confidence movement
             by_key = {r["key"]: r for r in rows if r.get("key")}
