@@ -1,0 +1,303 @@
+"""The domain gallery (`grip gallery`, `make gallery`): every registered domain at levels 1-3 with its ladder, one
+markdown page per family, an index and a montage, all generated from the code.
+
+The items are those of seed 0: item i is at level 1 + i mod 3, so items 0, 1 and 2 are the first item of each
+level, exactly what `grip build --domain D --n 3` writes and `grip show D --index i` prints. The images are the
+items' own PNGs (the same bytes and sha256 as in an item store). Everything is a pure function of the code, so the
+checked-in copy in docs/gallery can be compared byte for byte with a fresh one (tests/test_gallery.py).
+"""
+from __future__ import annotations
+
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from grip import GripError
+
+SEED = 0
+LEVELS = (1, 2, 3)
+MONTAGE_COLS, MONTAGE_ROWS, TILE_PX = 6, 3, 256
+MONTAGE_LEVEL = 2
+THUMB_PX = 160
+SHOWN_PX = 512
+README_TITLE = "# Domain gallery"
+RUNG_LABEL = {1: "Q1 observe", 2: "Q2 relate", 3: "Q3 measure", 4: "Q4 integrate", 5: "Q5 counterfactual",
+              6: "open"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One gallery item: a domain's item `index` of seed 0, at `level`."""
+    dom: object
+    level: int
+    index: int
+    generated: object
+    png: bytes
+
+    @property
+    def image(self) -> str:
+        return f"images/{self.dom.id}_L{self.level}.png"
+
+
+def domain_ids() -> list[str]:
+    """The built-in registry only: a plugin installed on one machine must not change the checked-in gallery."""
+    from grip.domains import REGISTRY
+    return list(REGISTRY)
+
+
+def entries(ids: list[str] | None = None) -> list[Entry]:
+    """Sample, draw and encode (once) the first item of each level of every domain."""
+    from grip.builder import generate, release_name
+    from grip.domains import get
+    from grip.renderers.canvas import encode_png
+    from grip.seeding import item_seed, level_for
+    out = []
+    for d in ids or domain_ids():
+        dom = get(d)
+        for index in range(len(LEVELS)):
+            level = level_for(index, None)
+            if level not in dom.levels:
+                continue
+            g = generate(dom, item_seed(release_name(SEED), d, index), level)
+            out.append(Entry(dom, level, index, g, encode_png(g.rgb)))
+    return out
+
+
+# --- markdown ----------------------------------------------------------------------------------------------------
+
+def _md(text: str) -> str:
+    """Plain text for a markdown table cell: nothing in it can start emphasis, a link, a tag or a new cell."""
+    text = str(text).replace("\\", "\\\\")
+    for ch in "|*_`[]":
+        text = text.replace(ch, "\\" + ch)
+    return text.replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
+
+
+def _code(text: str) -> str:
+    """A value in a code span (inside a table, `|` must still be escaped)."""
+    text = str(text).replace("\n", " ")
+    if "`" in text:
+        return _md(text)
+    return "`" + text.replace("|", "\\|") + "`"
+
+
+def _num(x: float) -> str:
+    return f"{x:.3g}" if abs(x) < 1e6 else f"{x:.4g}"
+
+
+def answer_kind(answer) -> str:
+    """The typed answer's kind in words: what a response has to give and how it is compared."""
+    kind = answer.kind
+    if kind == "number":
+        if answer.tol == 0:
+            tol = "exact"
+        elif answer.tol_kind == "rel":
+            tol = f"within {answer.tol * 100:g}%"
+        else:
+            tol = f"±{answer.tol:g} {answer.unit}"
+        return f"number in {answer.unit}, {tol}" + (f", modulo {answer.period:g}" if answer.period else "")
+    if kind == "choice":
+        return f"choice of {len(answer.options)}"
+    if kind == "ordered":
+        return f"{'set' if answer.as_set else 'list'}, {answer.order}"
+    if kind == "record":
+        return f"record: {', '.join(name for name, _ in answer.value)}"
+    return kind
+
+
+def margin_text(m) -> str:
+    """The margin in words: how far the scene is from the boundary that would change or blur the answer, and the
+    threshold under which the builder would have rejected the scene."""
+    if m.threshold:
+        head = f"{_num(m.value)} {m.unit}, threshold {_num(m.threshold)} ({_num(m.value / m.threshold)}×)"
+    else:
+        head = f"{_num(m.value)} {m.unit}, no threshold"
+    return head + (f"; boundary: {m.boundary}" if m.boundary else "")
+
+
+def ladder_table(lad) -> list[str]:
+    rows = ["| rung | question | answer | margin to the nearest boundary |", "|---|---|---|---|"]
+    for q in lad.questions:
+        text = f"`{q.id}`: {_md(q.text)}"
+        if q.edit:
+            text += f"<br>*Edit:* {_md(q.edit)}"
+        ans = f"{_code(q.answer.reference_text())}<br>{_md(answer_kind(q.answer))}"
+        rows.append(f"| {RUNG_LABEL[q.position]} | {text} | {ans} | {_md(margin_text(q.margin))} |")
+    return rows
+
+
+def family_page(family: str, es: list[Entry]) -> str:
+    lines = [f"# The {family} family", "",
+             f"Generated by `make gallery` from the code; [all families](README.md). Each level shows item 0, 1 "
+             f"or 2 of seed {SEED} (the first item of that level) and its ladder: each question, its typed "
+             f"reference answer (what a response must give and how it is compared) and its margin, the distance "
+             f"from the scene to the nearest boundary that would change the answer or make it unreadable. The "
+             f"builder rejects a scene whose margin is under the threshold; the ratio in brackets is margin ÷ "
+             f"threshold.", ""]
+    by_dom: dict[str, list[Entry]] = {}
+    for e in es:
+        by_dom.setdefault(e.dom.id, []).append(e)
+    lines += [f"- [{d}](#{d}): {_md(v[0].dom.title)}" for d, v in by_dom.items()] + [""]
+    for d, v in by_dom.items():
+        dom = v[0].dom
+        lines += [f"## {d}", "", f"**{_md(dom.title)}** (version {dom.version}). {_md(dom.description)}", ""]
+        for e in v:
+            g = e.generated
+            attempts = f"{g.attempts} candidate scene" + ("" if g.attempts == 1 else "s")
+            lines += [f"### {d}, level {e.level}", "",
+                      f'<img src="{e.image}" width="{SHOWN_PX}" alt="{d}, level {e.level}">', "",
+                      f"Item `{d}_{e.index:06d}` ({attempts} drawn to accept it); `grip show {d} --index {e.index}` "
+                      f"prints this ladder.", ""]
+            lines += ladder_table(g.ladder) + [""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def readme(es: list[Entry], families: list[str], montage: list[Entry]) -> str:
+    n_dom = len({e.dom.id for e in es})
+    shown = ", ".join(f"`{e.dom.id}`" for e in montage)
+    lines = [README_TITLE, "",
+             "![A montage of grip domains](montage.png)", "",
+             f"Montage, left to right and top to bottom: {shown} (level {MONTAGE_LEVEL}).", "",
+             f"All {n_dom} registered domains, each at levels {', '.join(map(str, LEVELS))}: items 0, 1 and 2 of "
+             f"seed {SEED}, the first item of each level (`grip build --domain D --n 3` writes the same images). "
+             f"Every family page shows each image with its five-rung ladder and the open question: the question "
+             f"texts, the typed reference answers, the margins and the boundary each margin is measured to, and "
+             f"the scene edit of rung 5.", "",
+             "Generated from the code by `make gallery` (`grip gallery --out docs/gallery`); do not edit by hand. "
+             "`tests/test_gallery.py` fails when this copy differs from what the code generates.", ""]
+    for fam in families:
+        fam_es = [e for e in es if e.dom.family == fam and e.level == LEVELS[0]]
+        lines += [f"## [{fam}]({fam}.md)", "", "| | domain | what it shows |", "|---|---|---|"]
+        for e in fam_es:
+            d = e.dom.id
+            lines.append(f'| <a href="{fam}.md#{d}"><img src="{e.image}" width="{THUMB_PX}" alt="{d}"></a> '
+                         f"| [{d}]({fam}.md#{d}) | {_md(e.dom.description)} |")
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# --- montage -----------------------------------------------------------------------------------------------------
+
+def montage_entries(es: list[Entry], families: list[str]) -> list[Entry]:
+    """Up to MONTAGE_COLS x MONTAGE_ROWS different domains, taken from the families in turn (registry order within
+    a family), so every family shows."""
+    queues = {f: [e for e in es if e.dom.family == f and e.level == MONTAGE_LEVEL] for f in families}
+    picked: list[Entry] = []
+    while len(picked) < MONTAGE_COLS * MONTAGE_ROWS and any(queues.values()):
+        for f in families:
+            if queues[f] and len(picked) < MONTAGE_COLS * MONTAGE_ROWS:
+                picked.append(queues[f].pop(0))
+    return picked
+
+
+def montage_png(tiles: list[Entry]) -> bytes:
+    import cairo
+
+    from grip.renderers.text import check_font
+    from grip.sheet import PAD, paste_rgb, set_font, surface_png
+    check_font()
+    cols = min(MONTAGE_COLS, len(tiles))
+    rows = (len(tiles) + cols - 1) // cols
+    label_h = 20
+    W = PAD + cols * (TILE_PX + PAD)
+    H = PAD + rows * (TILE_PX + label_h + PAD)
+    surf = cairo.ImageSurface(cairo.FORMAT_RGB24, W, H)
+    ctx = cairo.Context(surf)
+    ctx.set_source_rgb(1, 1, 1)
+    ctx.paint()
+    set_font(ctx, px=13)
+    for k, e in enumerate(tiles):
+        x = PAD + (k % cols) * (TILE_PX + PAD)
+        y = PAD + (k // cols) * (TILE_PX + label_h + PAD)
+        paste_rgb(ctx, e.generated.rgb, x, y, TILE_PX)
+        ctx.set_source_rgb(0.15, 0.15, 0.15)
+        ext = ctx.text_extents(e.dom.id)
+        ctx.move_to(x + (TILE_PX - ext.x_advance) / 2, y + TILE_PX + 15)
+        ctx.show_text(e.dom.id)
+    return surface_png(surf)
+
+
+# --- files -------------------------------------------------------------------------------------------------------
+
+def gallery_files(es: list[Entry] | None = None) -> dict[str, bytes]:
+    """Every file of the gallery (relative path -> bytes) from `entries()` (default: every domain), with no I/O."""
+    from grip.domains import FAMILIES
+    es = entries() if es is None else es
+    present = {e.dom.family for e in es}
+    families = [f for f in FAMILIES if f in present] + sorted(present - set(FAMILIES))
+    montage = montage_entries(es, families)
+    files = {e.image: e.png for e in es}
+    files["montage.png"] = montage_png(montage)
+    for fam in families:
+        files[f"{fam}.md"] = family_page(fam, [e for e in es if e.dom.family == fam]).encode()
+    files["README.md"] = readme(es, families, montage).encode()
+    return dict(sorted(files.items()))
+
+
+def existing_files(out: Path) -> set[str]:
+    """Files of a gallery folder (relative paths), the kind `gallery_files` writes: *.md and *.png at the top,
+    *.png under images/."""
+    if not out.is_dir():
+        return set()
+    found = {p.name for p in out.iterdir() if p.is_file() and p.suffix in (".md", ".png")}
+    if (out / "images").is_dir():
+        found |= {f"images/{p.name}" for p in (out / "images").iterdir() if p.is_file() and p.suffix == ".png"}
+    return found
+
+
+def check_gallery_dir(out: Path) -> Path:
+    """The folder must be new, empty, or an earlier gallery (its README.md opens with the gallery title): a
+    gallery replaces the *.md and *.png files it finds there, so it is never pointed at another folder by
+    mistake."""
+    from grip.manifest import output_lstat
+    if str(out).strip() == "":
+        raise GripError("--out is empty; give a folder path")
+    out = Path(out)
+    st = output_lstat(out, "--out", link_hint="give a folder or a new path")
+    if st is None:
+        return out
+    if not stat.S_ISDIR(st.st_mode):
+        raise GripError(f"--out {out} is not a folder")
+    if any(out.iterdir()):
+        head = (out / "README.md").read_bytes()[:len(README_TITLE)] if (out / "README.md").is_file() else b""
+        if head != README_TITLE.encode():
+            raise GripError(f"--out {out} holds files and is not a gallery (no README.md opening with "
+                            f"{README_TITLE!r}); give a new or empty folder")
+    return out
+
+
+def write_gallery(out: Path, files: dict[str, bytes] | None = None) -> dict[str, bytes]:
+    """Write the gallery (`files`, default: `gallery_files()`) into `out`, removing gallery files it no longer
+    has; files already holding the right bytes are left alone. Returns the files."""
+    from grip.manifest import atomic_write_bytes
+    out = check_gallery_dir(out)
+    files = gallery_files() if files is None else files
+    for rel in sorted(existing_files(out) - set(files)):
+        (out / rel).unlink()
+    for rel, data in files.items():
+        p = out / rel
+        if not (p.is_file() and p.read_bytes() == data):
+            atomic_write_bytes(p, data)
+    return files
+
+
+@click.command("gallery")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("docs/gallery"),
+              show_default=True, help="Folder to write into: new, empty, or an earlier gallery (replaced).")
+def gallery_cmd(out):
+    """The domain gallery: every domain at levels 1-3 with its ladder, one markdown page per family, an index
+    (README.md) and a montage, generated from the code."""
+    from grip.cli import friendly
+
+    @friendly
+    def run():
+        files = write_gallery(out)
+        pages = sum(1 for r in files if r.endswith(".md") and r != "README.md")
+        images = sum(1 for r in files if r.startswith("images/"))
+        size = sum(map(len, files.values()))
+        click.echo(f"{out}: {images} images, {pages} family pages, README.md and montage.png, "
+                   f"{size / 2**20:.1f} MiB")
+
+    run()
