@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from grip import GripError
+from grip._help import FullHelpGroup
 from grip.manifest import MAX_ITEMS, MAX_SEED   # stdlib only: `grip list` stays light
 
 
@@ -80,7 +81,7 @@ class _Path(click.Path):
         return super().convert(value, param, ctx)
 
 
-class _Grip(click.Group):
+class _Grip(FullHelpGroup):
     """Usage errors (a bad option value, a missing argument) in the house form: one line `grip: error: ...`, exit 2,
     with the command's usage left out (`grip COMMAND --help` has it)."""
 
@@ -144,14 +145,25 @@ def _grain_option(value: str) -> int | None:
               help="Base seed (the release name), 0 to 2**63-1 as in a manifest.")
 @click.option("--level", type=_Int(), default=None, help="Fix the difficulty level (default: levels 1-3 in turn).")
 @click.option("--workers", type=_Int(1), default=1, show_default=True,
-              help="Worker processes, at most 4 per CPU (never more than there are items).")
+              help="Worker processes, at most 4 per CPU (never more than there are items); with --executor ray, "
+                   "Ray tasks at a time.")
 @click.option("--grain-subset", "grain_subset", default="20", show_default=True,
               help="Grain copies (sigma 15/25/40) for the first K items, or 'all'.")
 @click.option("--grain", "grain_all", type=click.Choice(["all"]), default=None, help="Same as --grain-subset all.")
 @click.option("--quiet", is_flag=True, help="No progress bar (and no progress lines when stderr is not a terminal).")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where items are made: a local process pool, or Ray tasks (pip install 'grip-bench[ray]'); "
+                   "the same bytes either way.")
+@click.option("--address", default=None,
+              help="With --executor ray: the Ray cluster to join (as `ray start --head` prints it; every node needs "
+                   "this grip). Default: a local Ray of --workers CPUs.")
+@click.option("--twins", is_flag=True,
+              help="Also each item's swap twin (its minimal pair) in twins/<id>.png and the row's `twin`; items whose "
+                   "scene has no minimal pair are resampled, so the items differ from a plain build's.")
 @click.pass_context
 @friendly
-def build(ctx, domain, n, manifest, out, seed, level, workers, grain_subset, grain_all, quiet):
+def build(ctx, domain, n, manifest, out, seed, level, workers, grain_subset, grain_all, quiet, executor, address,
+          twins):
     """Build (or resume) an item store: images, items.jsonl, build.json, grain copies. With --manifest, every
     domain of a release recipe, one store per domain under --out. Progress goes to stderr: a bar on a terminal,
     otherwise a line every few seconds."""
@@ -163,7 +175,14 @@ def build(ctx, domain, n, manifest, out, seed, level, workers, grain_subset, gra
         if clash:
             _fail(f"--manifest sets domains, counts, seeds, levels and grain; leave out {', '.join(clash)}")
         from grip.release import build_release
-        res = build_release(manifest, out, workers=workers, progress=progress, on_domain=_report_build)
+        opts = _executor_options(build_release, executor, address)
+        def note():   # once the recipe and --out passed their checks, so an error stays one line
+            if ctx.get_parameter_source("workers") in (ParameterSource.DEFAULT, None):
+                from grip.executors import cpu_count
+                click.echo(f"grip: building with 1 worker process (this machine has {cpu_count()} CPUs; "
+                           f"--workers N for more)", err=True)
+        res = build_release(manifest, out, workers=workers, progress=progress, on_domain=_report_build,
+                            twins=twins, on_start=note, **opts)
         click.echo(f"{res.out}: release {res.recipe.name!r}, {len(res.results)} domains, "
                    f"{sum(r.n for r in res.results)} items")
         return
@@ -171,8 +190,16 @@ def build(ctx, domain, n, manifest, out, seed, level, workers, grain_subset, gra
         _fail("give --domain and --n, or --manifest FILE")
     from grip.builder import build as run_build
     k = None if grain_all == "all" else _grain_option(grain_subset)
-    res = run_build(domain, n, out, seed=seed, level=level, workers=workers, grain_subset=k, progress=progress)
+    res = run_build(domain, n, out, seed=seed, level=level, workers=workers, grain_subset=k, progress=progress,
+                    twins=twins, executor=executor, address=address)
     _report_build(res)
+
+
+def _executor_options(build_release, executor: str, address: str | None) -> dict:
+    """--executor/--address for a release build."""
+    if address is not None and executor != "ray":
+        _fail("--address names a Ray cluster; it goes with --executor ray")
+    return {"executor": executor, "address": address}
 
 
 def _report_build(res) -> None:
@@ -180,10 +207,12 @@ def _report_build(res) -> None:
     rej = res.summary["attempts"]["total"] - res.summary["items"]
     click.echo(f"{res.domain_dir}: {res.n} items ({res.built} built, {res.resumed} already there) in "
                f"{res.seconds:.1f} s, {rate}; {rej} candidate scenes rejected")
+    from grip.audit import build_summary
+    click.echo(build_summary(res.domain_dir))
 
 
 @main.command("export")
-@click.argument("out_dir", type=click.Path(path_type=Path))
+@click.argument("store", metavar="STORE", type=click.Path(path_type=Path))
 @click.option("--to", "hub_dir", type=_Path(file_okay=False, path_type=Path), default=None,
               help="Folder to write the Hub layout into (replaced whole if it holds an earlier export).")
 @click.option("--core", type=_Int(1, MAX_ITEMS), default=None,
@@ -191,12 +220,13 @@ def _report_build(res) -> None:
 @click.option("--name", default=None, help="Dataset name on the card (default: the recipe's, else GRIP).")
 @click.option("--license", "license_", default=None, help="License id for the card (default: cc-by-4.0).")
 @friendly
-def export_cmd(out_dir, hub_dir, core, name, license_):
-    """Turn item stores (a `grip build` folder) into the Hub layout: parquet shards per domain and a card."""
+def export_cmd(store, hub_dir, core, name, license_):
+    """Turn the item stores of STORE (a `grip build` folder) into the Hub layout: parquet shards per domain and a
+    card."""
     if hub_dir is None:
         _fail("give the folder to write the Hub layout into: --to HUB_DIR")
     from grip.hub import export
-    res = export(out_dir, hub_dir, core=core, name=name, license=license_)
+    res = export(store, hub_dir, core=core, name=name, license=license_)
     for d, info in res.index["domains"].items():
         parts = ", ".join(f"{s} {si['rows']} rows in {len(si['shards'])} shard(s)" for s, si in info["splits"].items())
         click.echo(f"{d}: {parts}")
@@ -231,7 +261,8 @@ def push_cmd(hub_dir, repo, private, revision):
 @friendly
 def download_cmd(repo, domain, revision, out):
     """Fetch an export from the Hub and check every shard's sha256; load it with
-    datasets.load_dataset(FOLDER, DOMAIN) or directly with load_dataset(REPO, DOMAIN)."""
+    datasets.load_dataset(FOLDER, DOMAIN) or directly with load_dataset(REPO, DOMAIN), or evaluate on it with
+    `grip eval run --items FOLDER` (or `--items REPO`)."""
     from grip.hub import download
     path, index = download(repo, domain=domain, revision=revision, out=out)
     doms = [domain] if domain else list(index["domains"])
@@ -265,7 +296,7 @@ def show(domain, index, seed, level, out):
     out = check_output_file(out or Path(f"{domain}_{index:06d}.png"), "--out")
     dom, lvl, g = _item(domain, index, seed, level)
     atomic_write_bytes(out, encode_png(g.rgb))
-    click.echo(f"{out}  ({dom.id}, level {lvl}, {g.attempts} attempts)")
+    click.echo(f"{out}  ({dom.id}, level {lvl}, {g.attempts} attempt{'' if g.attempts == 1 else 's'})")
     for q in g.ladder.questions:
         tag = "open" if q.is_open else f"Q{q.position}"
         m = q.margin
@@ -338,6 +369,15 @@ def _add_eval_commands() -> None:
 
 
 _add_eval_commands()
+
+from grip.browse import browse_cmd  # noqa: E402  (click and stdlib only at import time)
+main.add_command(browse_cmd, "browse")
+
+from grip.gallery import gallery_cmd  # noqa: E402  (click only at import time)
+main.add_command(gallery_cmd, "gallery")
+
+from grip.audit import audit_cmd  # noqa: E402
+main.add_command(audit_cmd, "audit")
 
 if __name__ == "__main__":
     main()

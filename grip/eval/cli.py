@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from grip._help import FullHelpGroup
+
 DEFAULT_STORE = Path("runs") / "responses.sqlite"
 
 
@@ -24,16 +26,20 @@ def _fail(msg: str):
     raise GripError(msg)
 
 
-@click.group("eval")
+@click.group("eval", cls=FullHelpGroup)
 def eval_group():
     """Evaluate models: run (requests -> response store), score, report."""
 
 
 @eval_group.command("run")
 @click.option("--experiment", required=True, help="e1 (five rungs, clean images), e2 (grain sigma 0/15/25/40), "
-              "e3 (sycophancy: one challenge after the stored E1 answer) or e4 (cross-examination: the open "
-              "question, then other models' or constructed peers' answers).")
-@click.option("--items", "items_dir", required=True, type=click.Path(path_type=Path), help="Item store folder.")
+              "e3 (sycophancy: one challenge after the stored E1 answer), e4 (cross-examination: the open "
+              "question, then other models' or constructed peers' answers), swap (Q4 on the item image, then "
+              "on its twin in the same conversation; a build made with --twins) or consistency (Q4 and its "
+              "rephrasing in fresh conversations).")
+@click.option("--items", "items_dir", required=True, type=click.Path(path_type=Path),
+              help="Item store: a `grip build` folder, a `grip export` or `grip download` folder, or a Hub repo id "
+                   "ORG/NAME[@REVISION] (read once into a cached item store, every shard's sha256 checked).")
 @click.option("--model", required=True, help="Model name at the endpoint, or `random` (built-in, offline).")
 @click.option("--base-url", default=None, help="OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1).")
 @click.option("--api-key-env", default=None, help="Name of the environment variable holding the API key.")
@@ -61,11 +67,14 @@ def eval_group():
 @click.option("--phase", type=click.Choice(["1", "2", "both"]), default="both", show_default=True,
               help="E4 only: 1 = the open question; 2 = the peer turn on the stored phase-1 replies; both = 1 then "
                    "2. Run phase 1 of every model before phase 2 so the natural arm can show them as peers.")
+@click.option("--variant", default=None, help="Swap probe only: multi-turn (a user turn with the twin image asks "
+              "again; any chat API), continuation (the reply is pre-filled and continued; vLLM) or both. "
+              "[default: multi-turn]")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @friendly
 def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, max_tokens, temperature, top_p, seed,
             no_seed, extra_json, timeout_s, max_response_bytes, subset, domains, store_path, readability, template,
-            phase, quiet):
+            phase, quiet, variant=None):
     """Send an experiment's requests to a model and store the responses (resumes: done keys are skipped)."""
     import os
 
@@ -74,6 +83,10 @@ def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, ma
         _fail(f"unknown experiment {experiment!r}; choose one of {', '.join(X.EXPERIMENTS)}")
     if phase != "both" and experiment != "e4":
         _fail(f"--phase is an E4 option; {experiment} has one phase")
+    if variant is not None and experiment != "swap":
+        _fail(f"--variant is a swap probe option; {experiment} has no variants")
+    from grip.eval.probes import check_variant
+    variants = check_variant(variant or "multi-turn")
     if subset not in ("core", "all"):
         _fail(f"--subset must be core or all, got {subset!r}")
     from grip.eval.prompts import check_template
@@ -110,6 +123,7 @@ def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, ma
                         timeout_s=timeout_s,
                         max_response_bytes=DEFAULT_MAX_RESPONSE_BYTES if max_response_bytes is None
                         else max_response_bytes)
+    items_dir = _items_folder(items_dir)
     from grip.eval.store import ResponseStore
     store = ResponseStore(store_path)   # creates its folder; a store it cannot write is a one-line error
     try:
@@ -134,10 +148,15 @@ def run_cmd(experiment, items_dir, model, base_url, api_key_env, concurrency, ma
             click.echo(plan.describe() + (f" (template {template})" if template != "v1" else ""), err=True)
             summary = run_jobs(jobs, endpoint, sampling, store, concurrency=concurrency,
                                progress=not quiet and sys.stderr.isatty())
-            if experiment == "e4" and phase == "both" and not summary.not_sent:
+            if (experiment == "e4" and phase == "both" or experiment == "swap") and not summary.not_sent:
                 # Phase 2 on the phase-1 replies just stored (and those of other models already in the store)
-                plan = X.plan_e4_phase2(items_dir, store, endpoint, sampling, subset=subset,
-                                        domains=list(domains) or None, template=template)
+                if experiment == "swap":   # the probe turn after the first turns just stored
+                    from grip.eval.probes import plan_swap_probe
+                    plan = plan_swap_probe(items_dir, store, endpoint, sampling, subset=subset,
+                                           domains=list(domains) or None, template=template, variants=variants)
+                else:
+                    plan = X.plan_e4_phase2(items_dir, store, endpoint, sampling, subset=subset,
+                                            domains=list(domains) or None, template=template)
                 click.echo(plan.describe(), err=True)
                 jobs2 = X.jobs(plan)
                 if jobs2:
@@ -174,6 +193,13 @@ def _with_template(jobs: list, template: str) -> list:
         prompt_text(item.text, item.instruction, item.template)
         out.append(j if item is j.item else dataclasses.replace(j, item=item))
     return out
+
+
+def _items_folder(items: Path) -> Path:
+    """--items as a local item store folder: a build folder as it is; an export or download folder or a Hub repo
+    id read into the cached item store (grip.eval.sources)."""
+    from grip.eval.sources import resolve_items
+    return resolve_items(items)
 
 
 def _remembered_items(store, store_path) -> Path:
@@ -214,7 +240,8 @@ def _run_failed(summary) -> str | None:
 @click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_STORE,
               show_default=True)
 @click.option("--items", "items_dir", default=None, type=click.Path(path_type=Path),
-              help="Item store folder (default: the one the last `grip eval run` into the store used).")
+              help="Item store: a build, export or download folder or a Hub repo id ORG/NAME[@REVISION] "
+                   "(default: the one the last `grip eval run` into the store used).")
 @click.option("--out", type=click.Path(dir_okay=False), default=str(Path("runs") / "scored.jsonl"),
               show_default=True)
 @click.option("--experiment", "experiments", multiple=True,
@@ -248,6 +275,8 @@ def score_cmd(store_path, items_dir, out, experiments, models, judge_model, judg
         _fail("--judge-api-key-env needs --judge")
     if judge is not None and not Path(store_path).is_file():
         _fail(f"{store_path}: no response store (run `grip eval run` first)")
+    if items_dir is not None:
+        items_dir = _items_folder(items_dir)
     # Read-only (SQLite mode=ro): scoring writes nothing to the store, so a read-only store file or folder works.
     # The validator stores its judge calls in the store, so with --judge it is opened for writing.
     store = ResponseStore(store_path, readonly=judge is None)
@@ -316,7 +345,8 @@ def _check_seed(seed: int, what: str = "--seed") -> None:
 @click.option("--scored", "scored_path", type=click.Path(dir_okay=False, path_type=Path),
               default=Path("runs") / "scored.jsonl", show_default=True)
 @click.option("--items", "items_dir", default=None, type=click.Path(path_type=Path),
-              help="Item store folder (default: the one the scored rows were scored against).")
+              help="Item store: a build, export or download folder or a Hub repo id ORG/NAME[@REVISION] "
+                   "(default: the one the scored rows were scored against).")
 @click.option("--out", type=click.Path(file_okay=False), default=str(Path("runs") / "report"), show_default=True)
 @click.option("--resamples", type=int, default=10_000, show_default=True,
               help="Bootstrap resamples, 100 to 100,000.")
@@ -342,6 +372,8 @@ def report_cmd(scored_path, items_dir, out, resamples, seed, readability, experi
     if not rows:
         _fail(f"{scored_path}: no scored rows")
     rows = select(rows, models, experiments, str(scored_path))
+    if items_dir is not None:
+        items_dir = _items_folder(items_dir)
     if items_dir is None:
         items_dir = items_dir_of(rows, str(scored_path))
         if not items_dir.is_dir():
