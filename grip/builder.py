@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from grip import GripError, __version__
+import grip
+from grip import GripError
 from grip import domains as registry
 from grip.domain import Domain, Ladder, Reject
 # cpu_count, max_workers, _pool_map, constant_baseline and summarise are re-exported for the callers they had here.
@@ -452,7 +453,7 @@ def provenance() -> dict:
                                     timeout=10).stdout.strip())
     except (OSError, subprocess.SubprocessError):
         commit, dirty = "unknown", False
-    return {"grip": __version__, "git_commit": commit, "git_dirty": dirty, "python": platform.python_version(),
+    return {"grip": grip.__version__, "git_commit": commit, "git_dirty": dirty, "python": platform.python_version(),
             "cairo": cairo.cairo_version_string(), "pycairo": cairo.version, "numpy": np.__version__,
             "pillow": PIL.__version__, "shapely": shapely.__version__, "platform": platform.platform()}
 

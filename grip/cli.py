@@ -358,26 +358,8 @@ def check(domain_ids):
     sys.exit(1 if failed else 0)
 
 
-def _add_eval_commands() -> None:
-    from grip.eval.cli import eval_group  # click only at import time
-    main.add_command(eval_group, "eval")
-    try:
-        from grip.eval.cli import strips
-    except ImportError:
-        return
-    main.add_command(strips, "strips")
-
-
-_add_eval_commands()
-
-from grip.browse import browse_cmd  # noqa: E402  (click and stdlib only at import time)
-main.add_command(browse_cmd, "browse")
-
-from grip.gallery import gallery_cmd  # noqa: E402  (click only at import time)
-main.add_command(gallery_cmd, "gallery")
-
-from grip.audit import audit_cmd  # noqa: E402
-main.add_command(audit_cmd, "audit")
+_Grip.lazy = {"eval": "grip.eval.cli:eval_group", "strips": "grip.eval.cli:strips",
+              "browse": "grip.browse:browse_cmd", "gallery": "grip.gallery:gallery_cmd", "audit": "grip.audit:audit_cmd"}
 
 if __name__ == "__main__":
     main()

@@ -29,7 +29,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from grip import GripError, __version__
+import grip
+from grip import GripError
 from grip.hub_card import SIZE_CATEGORIES, card_yaml, core_text, dataset_card, size_category  # noqa: F401
 from grip.hub_rows import (CORE_SPLIT, GRAIN_SPLIT, SPLIT, SPLITS, TWIN_SPLIT, features, hub_row,  # noqa: F401
                            item_row, twin_hub_row)
@@ -400,7 +401,7 @@ def _export_provenance() -> dict:
     import pyarrow
 
     from grip.hub_card import install_spec
-    prov = {"grip": __version__, "datasets": datasets.__version__, "huggingface_hub": huggingface_hub.__version__,
+    prov = {"grip": grip.__version__, "datasets": datasets.__version__, "huggingface_hub": huggingface_hub.__version__,
             "pyarrow": pyarrow.__version__, **git_checkout()}
     prov["install"] = install_spec(prov)
     return prov
