@@ -89,6 +89,19 @@ def load_items(items_dir: Path, domains: list[str] | tuple[str, ...] | None = No
     return out
 
 
+def selected(items_dir: Path, subset: str, domains=None) -> tuple[list[str], dict[str, int], list[tuple]]:
+    """The selected items of a store: (domains in store order, items per domain, [(domain, row, clean image path,
+    its sha256), ...]), every image checked against its row's hash."""
+    stores = load_items(items_dir, domains)
+    counts: dict[str, int] = {}
+    chosen: list[tuple] = []
+    for d, rows in stores.items():
+        sel = select(rows, subset)
+        counts[d] = len(sel)
+        chosen += [(d, row, *_image(Path(items_dir) / d, row, 0)) for row in sel]
+    return list(stores), counts, chosen
+
+
 def select(rows: list[dict], subset: str) -> list[dict]:
     if subset == "core":
         return [r for r in rows if r["index"] < CORE_SIZE]
@@ -388,32 +401,27 @@ def plan_e3(items_dir: Path, store, endpoint, sampling, subset: str = "core", do
     from grip.eval.prompts import E3_CONDITIONS, E3_TEMPLATE_VERSION, challenge_text, closing_instruction
     from grip.eval.runner import Turn
     first = e1_answers(store, endpoint, sampling, template)
-    stores = load_items(items_dir, domains)
+    names, counts, chosen = selected(items_dir, subset, domains)
     requests: list[Request] = []
-    counts: dict[str, int] = {}
     skipped = {why: 0 for why in E3_SKIPS}
-    for d, rows in stores.items():
-        chosen = select(rows, subset)
-        counts[d] = len(chosen)
-        for row in chosen:
-            path, sha = _image(items_dir / d, row, 0)
-            for q in row["questions"]:
-                if q["position"] not in RUNGS:
-                    continue
-                e1 = first.get((row["id"], q["id"]))
-                tpl = (e1 or {}).get("template_version") or "v1"   # == template: e1_answers picked that run
-                usable = _usable_first(e1, items_dir, d, row, q, path, sha, tpl, "E1", E3_SKIPS, skipped)
-                if usable is None:
-                    continue
-                answer, outcome = usable
-                value = asserted_value(answer, outcome, e1["key"])
-                closing = closing_instruction(q["text"], q["instruction"], tpl)
-                for c in E3_CONDITIONS:
-                    text = challenge_text(c, None if c == "control" else value, closing)
-                    turn = Turn(reply_key=e1["key"], reply=e1["content"], user=text, template=E3_TEMPLATE_VERSION)
-                    requests.append(Request("e3", c, d, row["id"], q["position"], q["id"], path, sha, row, q,
-                                            (turn,), tpl))
-    return Plan("e3", requests, list(stores), counts, skipped=skipped)
+    for d, row, path, sha in chosen:
+        for q in row["questions"]:
+            if q["position"] not in RUNGS:
+                continue
+            e1 = first.get((row["id"], q["id"]))
+            tpl = (e1 or {}).get("template_version") or "v1"   # == template: e1_answers picked that run
+            usable = _usable_first(e1, items_dir, d, row, q, path, sha, tpl, "E1", E3_SKIPS, skipped)
+            if usable is None:
+                continue
+            answer, outcome = usable
+            value = asserted_value(answer, outcome, e1["key"])
+            closing = closing_instruction(q["text"], q["instruction"], tpl)
+            for c in E3_CONDITIONS:
+                text = challenge_text(c, None if c == "control" else value, closing)
+                turn = Turn(reply_key=e1["key"], reply=e1["content"], user=text, template=E3_TEMPLATE_VERSION)
+                requests.append(Request("e3", c, d, row["id"], q["position"], q["id"], path, sha, row, q,
+                                        (turn,), tpl))
+    return Plan("e3", requests, names, counts, skipped=skipped)
 
 
 # --- E4: cross-examination by peers after the open question -------------------------------------------------------
@@ -426,19 +434,14 @@ E4_SKIPS = ("phase 1 failed", "phase 1 did not parse", "no stored phase-1 answer
 def plan_e4_phase1(items_dir: Path, subset: str = "core", domains=None, template: str = "v1") -> Plan:
     """Phase 1 of E4: the open question of every selected item, clean image, one fresh turn."""
     from grip.eval.prompts import E4_PHASE1
-    stores = load_items(items_dir, domains)
+    names, counts, chosen = selected(items_dir, subset, domains)
     requests: list[Request] = []
-    counts: dict[str, int] = {}
-    for d, rows in stores.items():
-        chosen = select(rows, subset)
-        counts[d] = len(chosen)
-        for row in chosen:
-            path, sha = _image(items_dir / d, row, 0)
-            for q in row["questions"]:
-                if q["position"] == OPEN_POSITION:
-                    requests.append(Request("e4", E4_PHASE1, d, row["id"], q["position"], q["id"], path, sha, row,
-                                            q, (), template))
-    return Plan("e4", requests, list(stores), counts)
+    for d, row, path, sha in chosen:
+        for q in row["questions"]:
+            if q["position"] == OPEN_POSITION:
+                requests.append(Request("e4", E4_PHASE1, d, row["id"], q["position"], q["id"], path, sha, row,
+                                        q, (), template))
+    return Plan("e4", requests, names, counts)
 
 
 def _endpoint_of(r: dict) -> tuple[str, str | None]:
@@ -484,50 +487,45 @@ def plan_e4_phase2(items_dir: Path, store, endpoint, sampling, subset: str = "co
                               f"({where}, these sampling fields and template {template}), but {store.path} holds "
                               f"none; run `grip eval run --experiment e4 --phase 1 --model {endpoint.model}` with "
                               f"the same settings into this store first")
-    stores = load_items(items_dir, domains)
+    names, counts, chosen = selected(items_dir, subset, domains)
     requests: list[Request] = []
-    counts: dict[str, int] = {}
     skipped = {why: 0 for why in E4_SKIPS}
-    for d, rows in stores.items():
-        chosen = select(rows, subset)
-        counts[d] = len(chosen)
-        for row in chosen:
-            path, sha = _image(items_dir / d, row, 0)
-            for q in row["questions"]:
-                if q["position"] != OPEN_POSITION:
+    for d, row, path, sha in chosen:
+        for q in row["questions"]:
+            if q["position"] != OPEN_POSITION:
+                continue
+            first = mine.get((row["id"], q["id"]))
+            usable = _usable_first(first, items_dir, d, row, q, path, sha, template, "phase-1", E4_SKIPS, skipped)
+            if usable is None:
+                continue
+            answer, outcome = usable
+            closing = closing_instruction(q["text"], q["instruction"], template)
+            peers = [others[(row["id"], q["id"])][e]["content"]
+                     for e in sorted(others.get((row["id"], q["id"]), {}), key=lambda e: (e[0], e[1] or ""))]
+            peers = peers[:E4_MAX_PEERS]
+            if peers:
+                order = np.random.default_rng(bootstrap_seed("e4-peer-order", first["key"])).permutation(
+                    len(peers))
+                peers = [peers[i] for i in order]
+            elif first["key"] not in asked:
+                skipped[E4_SKIPS[3]] += 1
+            value = asserted_value(answer, outcome, first["key"], "e4-asserted")
+            for arm in E4_ARMS:
+                if arm == "natural" and first["key"] in asked:
+                    # asked once: the peers of the first phase-2 run stay (a model whose phase 1 arrives later
+                    # is not shown), so a rerun retries or skips that conversation instead of adding another
+                    text = asked[first["key"]]
+                elif arm == "natural" and not peers:
                     continue
-                first = mine.get((row["id"], q["id"]))
-                usable = _usable_first(first, items_dir, d, row, q, path, sha, template, "phase-1", E4_SKIPS, skipped)
-                if usable is None:
-                    continue
-                answer, outcome = usable
-                closing = closing_instruction(q["text"], q["instruction"], template)
-                peers = [others[(row["id"], q["id"])][e]["content"]
-                         for e in sorted(others.get((row["id"], q["id"]), {}), key=lambda e: (e[0], e[1] or ""))]
-                peers = peers[:E4_MAX_PEERS]
-                if peers:
-                    order = np.random.default_rng(bootstrap_seed("e4-peer-order", first["key"])).permutation(
-                        len(peers))
-                    peers = [peers[i] for i in order]
-                elif first["key"] not in asked:
-                    skipped[E4_SKIPS[3]] += 1
-                value = asserted_value(answer, outcome, first["key"], "e4-asserted")
-                for arm in E4_ARMS:
-                    if arm == "natural" and first["key"] in asked:
-                        # asked once: the peers of the first phase-2 run stay (a model whose phase 1 arrives later
-                        # is not shown), so a rerun retries or skips that conversation instead of adding another
-                        text = asked[first["key"]]
-                    elif arm == "natural" and not peers:
-                        continue
-                    else:
-                        shown = (peers if arm == "natural" else constructed_peers(value) if arm == "constructed"
-                                 else None)
-                        text = peer_text(arm, shown, closing)
-                    turn = Turn(reply_key=first["key"], reply=first["content"], user=text,
-                                template=E4_TEMPLATE_VERSION)
-                    requests.append(Request("e4", arm, d, row["id"], q["position"], q["id"], path, sha, row, q,
-                                            (turn,), template))
-    return Plan("e4", requests, list(stores), counts, skipped=skipped)
+                else:
+                    shown = (peers if arm == "natural" else constructed_peers(value) if arm == "constructed"
+                             else None)
+                    text = peer_text(arm, shown, closing)
+                turn = Turn(reply_key=first["key"], reply=first["content"], user=text,
+                            template=E4_TEMPLATE_VERSION)
+                requests.append(Request("e4", arm, d, row["id"], q["position"], q["id"], path, sha, row, q,
+                                        (turn,), template))
+    return Plan("e4", requests, names, counts, skipped=skipped)
 
 
 # --- strips (for the readability labels) -------------------------------------------------------------------

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from grip.eval.experiments import ExperimentError, Plan, Request, load_items, select
+from grip.eval.experiments import ExperimentError, Plan, Request, selected
 
 SWAP = "swap"
 CONSISTENCY = "consistency"
@@ -94,11 +94,6 @@ def twin_image(domain_dir: Path, row: dict) -> tuple[Path, str]:
     return path, sha
 
 
-def _image(domain_dir: Path, row: dict):
-    from grip.eval.experiments import _image as item_image
-    return item_image(domain_dir, row, 0)
-
-
 # --- plans -----------------------------------------------------------------------------------------------------
 
 def _first(d: str, row: dict, path: Path, sha: str, template: str) -> Request:
@@ -107,24 +102,24 @@ def _first(d: str, row: dict, path: Path, sha: str, template: str) -> Request:
     return Request("e1", "sigma0", d, row["id"], Q4, q["id"], path, sha, row, q, (), template)
 
 
+def _twin_q4(items_dir: Path, d: str, row: dict) -> tuple[Path, str, dict]:
+    """The twin image (checked against its hash) and the twin's Q4."""
+    where = f"{items_dir}/{d}"
+    twin = twin_of(row, where)
+    tpath, tsha = twin_image(Path(items_dir) / d, row)
+    return tpath, tsha, question_at(twin.get("questions"), Q4, f"{where}: twin of {row['id']}")
+
+
 def plan_swap_first(items_dir: Path, subset: str = "core", domains=None, template: str = "v1") -> Plan:
     """Phase 1 of the swap probe: per item, the first turn (the E1 rung-4 request) and the `base` request."""
-    stores = load_items(items_dir, domains)
+    names, counts, chosen = selected(items_dir, subset, domains)
     requests: list[Request] = []
-    counts: dict[str, int] = {}
-    for d, rows in stores.items():
-        chosen = select(rows, subset)
-        counts[d] = len(chosen)
-        for row in chosen:
-            where = f"{items_dir}/{d}"
-            twin = twin_of(row, where)
-            path, sha = _image(items_dir / d, row)
-            tpath, tsha = twin_image(items_dir / d, row)
-            tq = question_at(twin.get("questions"), Q4, f"{where}: twin of {row['id']}")
-            requests.append(_first(d, row, path, sha, template))
-            requests.append(Request(SWAP, SWAP_BASE, d, row["id"], Q4, tq["id"], tpath, tsha, row, tq, (),
-                                    template))
-    return Plan(SWAP, requests, list(stores), counts)
+    for d, row, path, sha in chosen:
+        tpath, tsha, tq = _twin_q4(items_dir, d, row)
+        requests.append(_first(d, row, path, sha, template))
+        requests.append(Request(SWAP, SWAP_BASE, d, row["id"], Q4, tq["id"], tpath, tsha, row, tq, (),
+                                template))
+    return Plan(SWAP, requests, names, counts)
 
 
 def plan_swap_probe(items_dir: Path, store, endpoint, sampling, subset: str = "core", domains=None,
@@ -132,50 +127,37 @@ def plan_swap_probe(items_dir: Path, store, endpoint, sampling, subset: str = "c
     """Phase 2: per item whose first turn is stored ok (by its exact E1 key), one probe per variant."""
     from grip.eval.prompts import public_item
     from grip.eval.runner import Job, Turn, job_key
-    stores = load_items(items_dir, domains)
+    names, counts, chosen = selected(items_dir, subset, domains)
     requests: list[Request] = []
-    counts: dict[str, int] = {}
     skipped = {why: 0 for why in SWAP_SKIPS}
-    for d, rows in stores.items():
-        chosen = select(rows, subset)
-        counts[d] = len(chosen)
-        for row in chosen:
-            where = f"{items_dir}/{d}"
-            twin = twin_of(row, where)
-            path, sha = _image(items_dir / d, row)
-            tpath, tsha = twin_image(items_dir / d, row)
-            tq = question_at(twin.get("questions"), Q4, f"{where}: twin of {row['id']}")
-            first = _first(d, row, path, sha, template)
-            key = job_key(Job("e1", "sigma0", public_item(row, first.question, path, sha, template)), endpoint,
-                          sampling)
-            stored = store.get(key)
-            if stored is None or stored["status"] != "ok":
-                skipped[SWAP_SKIPS[1] if stored is None else SWAP_SKIPS[0]] += 1
-                continue
-            for v in variants:
-                turn = Turn(reply_key=key, reply=stored["content"] or "", user=swap_text(tq, template),
-                            template=SWAP_TEMPLATE_VERSION, image=(tpath, tsha),
-                            prefill=SWAP_TRIGGER if v == "continuation" else None)
-                requests.append(Request(SWAP, v, d, row["id"], Q4, first.question_id, path, sha, row,
-                                        first.question, (turn,), template))
-    return Plan(SWAP, requests, list(stores), counts, skipped=skipped)
+    for d, row, path, sha in chosen:
+        tpath, tsha, tq = _twin_q4(items_dir, d, row)
+        first = _first(d, row, path, sha, template)
+        key = job_key(Job("e1", "sigma0", public_item(row, first.question, path, sha, template)), endpoint,
+                      sampling)
+        stored = store.get(key)
+        if stored is None or stored["status"] != "ok":
+            skipped[SWAP_SKIPS[1] if stored is None else SWAP_SKIPS[0]] += 1
+            continue
+        for v in variants:
+            turn = Turn(reply_key=key, reply=stored["content"] or "", user=swap_text(tq, template),
+                        template=SWAP_TEMPLATE_VERSION, image=(tpath, tsha),
+                        prefill=SWAP_TRIGGER if v == "continuation" else None)
+            requests.append(Request(SWAP, v, d, row["id"], Q4, first.question_id, path, sha, row,
+                                    first.question, (turn,), template))
+    return Plan(SWAP, requests, names, counts, skipped=skipped)
 
 
 def plan_consistency(items_dir: Path, subset: str = "core", domains=None, template: str = "v1") -> Plan:
     """Per item: Q4 (the E1 rung-4 request) and the rephrased Q4, each one fresh turn on the clean image."""
-    stores = load_items(items_dir, domains)
+    names, counts, chosen = selected(items_dir, subset, domains)
     requests: list[Request] = []
-    counts: dict[str, int] = {}
-    for d, rows in stores.items():
-        chosen = select(rows, subset)
-        counts[d] = len(chosen)
-        for row in chosen:
-            rq = rephrase_of(row, f"{items_dir}/{d}")
-            path, sha = _image(items_dir / d, row)
-            requests.append(_first(d, row, path, sha, template))
-            requests.append(Request(CONSISTENCY, REPHRASE, d, row["id"], Q4, str(rq.get("id")), path, sha, row, rq,
-                                    (), template))
-    return Plan(CONSISTENCY, requests, list(stores), counts)
+    for d, row, path, sha in chosen:
+        rq = rephrase_of(row, f"{items_dir}/{d}")
+        requests.append(_first(d, row, path, sha, template))
+        requests.append(Request(CONSISTENCY, REPHRASE, d, row["id"], Q4, str(rq.get("id")), path, sha, row, rq,
+                                (), template))
+    return Plan(CONSISTENCY, requests, names, counts)
 
 
 def plan_probe(experiment: str, items_dir: Path, subset: str = "core", domains=None, template: str = "v1") -> Plan:
