@@ -180,7 +180,7 @@ def add_scored(items: list[dict], scored: list[Path], stores: list[Path] | None,
             if not shown(r["domain"], r.get("index")):
                 continue
             it = by_id.get(r["item_id"])
-            q = next((q for q in it["questions"] if q["position"] == r["position"]), None) if it else None
+            q = _scored_question(it, r) if it else None
             if q is None or q["id"] != r["question_id"]:
                 raise BrowseError(f"{path}: line {k}: item {r['item_id']} question {r['question_id']} is not in the "
                                   f"item store; browse the item store the responses were scored against")
@@ -205,6 +205,18 @@ def add_scored(items: list[dict], scored: list[Path], stores: list[Path] | None,
     out = [{"label": _run_label(run, plain), "model": run[0], "experiment": run[1], "condition": run[2]}
            for run in runs]
     return out, with_text
+
+
+def _scored_question(it: dict, r: dict) -> dict | None:
+    """The question a scored row was scored against: its own, or for a probe the twin's Q4 (swap) or the rephrased
+    Q4 (consistency) under the same position."""
+    own = next((q for q in it["questions"] if q["position"] == r["position"]), None)
+    if r.get("experiment") == "swap" and isinstance(it.get("twin"), dict):
+        twin_q = next((q for q in it["twin"]["questions"] if q["position"] == r["position"]), None)
+        return None if twin_q is None or own is None else dict(twin_q, id=own["id"])
+    if r.get("experiment") == "consistency" and r.get("condition") == "rephrase" and it.get("rephrase"):
+        return it["rephrase"]
+    return own
 
 
 # --- writing the site ----------------------------------------------------------------------------------------

@@ -311,3 +311,17 @@ def test_bad_input_is_one_line(world, tmp_path):
     one_line_error(run("browse", items, "--out", mine), "other files")
     assert [p.name for p in mine.iterdir()] == ["notes.txt"]
     assert not site.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_probe_rows_are_shown_against_the_question_they_were_scored_on(world, tmp_path):
+    """Swap rows are scored against the twin's Q4 and consistency rows against the rephrased Q4: the browser takes
+    them, not as rows from another store."""
+    items, store, scored = world["items"], tmp_path / "responses.sqlite", tmp_path / "probes.jsonl"
+    for exp in ("swap", "consistency"):
+        ok(run("eval", "run", "--experiment", exp, "--items", items, "--domain", "nested_squares", "--model", "random",
+               "--store", store, "--quiet"))
+    ok(run("eval", "score", "--store", store, "--items", items, "--out", scored))
+    rows = _rows(scored)
+    assert {r["experiment"] for r in rows} == {"e1", "swap", "consistency"}
+    out = ok(run("browse", items, "--scored", scored, "--out", tmp_path / "site"))
+    assert f"{len(rows)} scored responses" in out
