@@ -19,6 +19,7 @@ from pathlib import Path
 # Run in a child: the CPU time of this process from exec to the first item (imports, registry, store checks).
 FIRST_ITEM = """
 import os, sys
+from grip.cli import main   # first, as the `grip` console script does (it sets the process's BLAS threads)
 from grip import builder
 real = builder.make_item
 def first(*a, **k):
@@ -27,7 +28,6 @@ def first(*a, **k):
     builder.make_item = real
     return real(*a, **k)
 builder.make_item = first
-from grip.cli import main
 main(sys.argv[1:])
 """
 

@@ -4,7 +4,6 @@ domains through the entry-point group `grip.domains` (entry-point name = domain 
 from __future__ import annotations
 
 import importlib
-from importlib import metadata
 
 # id -> (family, target). Order is the order of `grip list` and of the dataset card.
 REGISTRY: dict[str, tuple[str, str]] = {
@@ -60,6 +59,7 @@ class UnknownDomain(KeyError):
 
 
 def _external() -> dict[str, str]:
+    from importlib import metadata   # only when a third-party domain may be asked for (~40 ms of start-up)
     try:
         eps = metadata.entry_points(group=ENTRY_POINT_GROUP)
     except Exception:  # a broken third-party install must not break the built-in registry

@@ -22,3 +22,16 @@ def test_command_listings_are_never_cut():
             sub = group.get_command(ctx, name)
             first = " ".join((sub.help or "").split("\n\n")[0].split())
             assert first and first in text, name
+
+
+def test_the_cli_starts_one_blas_thread_unless_told_otherwise():
+    import os
+    import subprocess
+    import sys
+    code = "import os, grip.cli, numpy; print(os.environ['OPENBLAS_NUM_THREADS'])"
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    got = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert got.stdout.strip() == "1"
+    got = subprocess.run([sys.executable, "-c", code], env=dict(env, OPENBLAS_NUM_THREADS="4"), capture_output=True,
+                         text=True, check=True)
+    assert got.stdout.strip() == "4"
