@@ -24,18 +24,26 @@ def neighbours(c: Sequence[int]) -> list[Cube]:
 
 def connected(cubes: Iterable[Sequence[int]]) -> bool:
     """Face-connected (an empty set is not)."""
-    s = {tuple(c) for c in cubes}
+    s = None
+    if isinstance(cubes, (set, frozenset, list, tuple)):
+        try:
+            s = set(cubes)              # tuples as they are (tuple(c) of a tuple is c)
+        except TypeError:               # unhashable cubes (lists, arrays): as tuples below
+            s = None
+    if s is None:
+        s = {tuple(c) for c in cubes}
     if not s:
         return False
-    start = next(iter(s))               # any start gives the same answer
-    seen, todo = {start}, [start]
+    start = s.pop()                     # any start gives the same answer; s keeps the cubes not reached yet
+    todo = [start]
     while todo:
         x, y, z = todo.pop()
-        for n in ((x + 1, y, z), (x - 1, y, z), (x, y + 1, z), (x, y - 1, z), (x, y, z + 1), (x, y, z - 1)):
-            if n in s and n not in seen:
-                seen.add(n)
-                todo.append(n)
-    return len(seen) == len(s)
+        found = s.intersection(((x + 1, y, z), (x - 1, y, z), (x, y + 1, z), (x, y - 1, z), (x, y, z + 1),
+                                (x, y, z - 1)))
+        if found:
+            s -= found
+            todo += found
+    return not s
 
 
 def cut_cubes(cubes: Iterable[Sequence[int]]) -> set[Cube] | None:
@@ -45,17 +53,21 @@ def cut_cubes(cubes: Iterable[Sequence[int]]) -> set[Cube] | None:
     s = {tuple(c) for c in cubes}
     if len(s) <= 1:
         return set(s) if s else None
+    # Each cube's neighbours inside the set, found once (the walk below then tests no membership).
+    adj = {}
+    for v in s:
+        x, y, z = v
+        adj[v] = s.intersection(((x + 1, y, z), (x - 1, y, z), (x, y + 1, z), (x, y - 1, z), (x, y, z + 1),
+                                 (x, y, z - 1)))
     root = next(iter(s))
     disc, low, cut, children = {root: 0}, {root: 0}, set(), 0
-    stack = [(root, None, iter(neighbours(root)))]
+    stack = [(root, None, iter(adj[root]))]
     while stack:
         v, parent, todo = stack[-1]
         for w in todo:
-            if w not in s:
-                continue
             if w not in disc:
                 disc[w] = low[w] = len(disc)
-                stack.append((w, v, iter(neighbours(w))))
+                stack.append((w, v, iter(adj[w])))
                 break
             if w != parent and disc[w] < low[v]:
                 low[v] = disc[w]
@@ -151,15 +163,27 @@ def best_overlap_difference(a: Iterable[Sequence[int]], b: Iterable[Sequence[int
 
 def grid_of(cells: Iterable[tuple[int, int]]) -> tuple[str, ...]:
     """(row, col) cells, row growing downward, cropped to their bounding box."""
-    cs = set(cells)
+    cs = cells if isinstance(cells, (set, frozenset)) else set(cells)
     if not cs:
         return ()
     rs, cols = zip(*cs)
     r0, c0, c1 = min(rs), min(cols), max(cols)
-    rows = [[EMPTY] * (c1 - c0 + 1) for _ in range(max(rs) - r0 + 1)]
+    w = c1 - c0 + 1
+    if w > 8:
+        rows = [[EMPTY] * w for _ in range(max(rs) - r0 + 1)]
+        for r, c in cs:
+            rows[r - r0][c - c0] = FILLED
+        return tuple("".join(row) for row in rows)
+    masks = [0] * (max(rs) - r0 + 1)          # bit k: column c0 + k filled
     for r, c in cs:
-        rows[r - r0][c - c0] = FILLED
-    return tuple("".join(row) for row in rows)
+        masks[r - r0] |= 1 << (c - c0)
+    table = _ROW_STRINGS[w]
+    return tuple(table[m] for m in masks)
+
+
+# _ROW_STRINGS[w][m]: the row of width w whose column k is filled iff bit k of m is set.
+_ROW_STRINGS = [[] if w == 0 else ["".join(FILLED if (m >> k) & 1 else EMPTY for k in range(w)) for m in range(1 << w)]
+                for w in range(9)]
 
 
 def cells_of(grid: Sequence[str]) -> set[tuple[int, int]]:
@@ -178,12 +202,23 @@ def _array(grid: Sequence[str]) -> np.ndarray:
 @functools.lru_cache(maxsize=4096)
 def grid_distance(a: tuple[str, ...], b: tuple[str, ...]) -> int:
     """Cells filled in exactly one of two grids at the relative shift that minimises that number."""
-    A, B = _array(a), _array(b)
-    hb, wb = B.shape
-    pad = np.pad(A, ((hb, hb), (wb, wb)))
-    win = np.lib.stride_tricks.sliding_window_view(pad, B.shape)
-    overlap = np.einsum("ijkl,kl->ij", win, B)
-    return int(A.sum() + B.sum() - 2 * overlap.max())
+    # Rows as bit masks (bit k: column k filled); the best overlap over every shift of b against a (0 when none
+    # overlaps), counted row by row.
+    ma = [sum(1 << k for k, ch in enumerate(row) if ch == FILLED) for row in a]
+    mb = [sum(1 << k for k, ch in enumerate(row) if ch == FILLED) for row in b]
+    ha, hb = len(ma), len(mb)
+    wa, wb = max((len(row) for row in a), default=0), max((len(row) for row in b), default=0)
+    best = 0
+    for dr in range(1 - hb, ha):                 # b's row k lies on a's row k + dr
+        pairs = [(ma[k + dr], mb[k]) for k in range(max(0, -dr), min(hb, ha - dr))]
+        for dc in range(1 - wb, wa):             # b's column l lies on a's column l + dc
+            if dc >= 0:
+                n = sum((x & (y << dc)).bit_count() for x, y in pairs)
+            else:
+                n = sum((x & (y >> -dc)).bit_count() for x, y in pairs)
+            if n > best:
+                best = n
+    return sum(m.bit_count() for m in ma) + sum(m.bit_count() for m in mb) - 2 * best
 
 
 def grid_connected(grid: Sequence[str]) -> bool:
@@ -231,6 +266,61 @@ def face_visibility(cubes: Iterable[Sequence[int]], faces: Sequence[tuple[Sequen
         return np.zeros(0)
     # The set's cubes, in any order and repeats allowed: a ray is blocked when any of them blocks it.
     occ = np.asarray(cubes if isinstance(cubes, np.ndarray) else list(cubes), dtype=np.int64).reshape(-1, 3)
+    if cam is not _CAM and cam != _CAM:
+        return _face_visibility_dense(occ, faces, cam)
+    # Each (face, cube) pair's 25 slab tests stand alone: they are remembered as a bit mask of the sample points
+    # that cube blocks (computed by `_slab_hits`, the same float operations as the dense test), and a face's
+    # blocked points are the union of its cubes' masks.
+    occs = set(map(tuple, occ.tolist()))
+    keys = [(tuple(c), ax) for c, ax in faces]
+    memo = _HIT_MEMO
+    if len(memo) > 100_000:
+        memo.clear()
+    missing = []
+    entries = []
+    for k in keys:
+        e = memo.get(k)
+        if e is None:
+            e = memo[k] = (set(), {})        # (cubes tested against this face, the nonzero masks among them)
+        if not occs <= e[0]:
+            missing += [(k, o) for o in occs - e[0]]
+        entries.append(e)
+    if missing:
+        for (k, o), m in zip(missing, _slab_hits(missing)):
+            e = memo[k]
+            e[0].add(o)
+            if m:
+                e[1][o] = m
+    out = []
+    for known, nz in entries:
+        m = 0
+        for o in occs.intersection(nz):
+            m |= nz[o]
+        out.append(1.0 - m.bit_count() / (SAMPLES * SAMPLES))
+    return np.array(out, dtype=float)
+
+
+_HIT_MEMO: dict = {}
+_INV = 1.0 / np.asarray(_CAM.w, dtype=float)
+_BITS = (1 << np.arange(SAMPLES * SAMPLES, dtype=np.int64))
+
+
+def _slab_hits(pairs) -> list[int]:
+    """Per ((face cube, axis), cube) pair: the bit mask of the face's sample points whose ray toward the TRI viewer
+    the cube blocks (the dense test's operations, one row per pair)."""
+    inv = _INV
+    base = np.asarray([k[0] for k, _ in pairs], dtype=float)                                # (M, 3)
+    kind = np.fromiter((_AXIS_INDEX[k[1]] for k, _ in pairs), dtype=np.intp, count=len(pairs))
+    occ = np.asarray([o for _, o in pairs], dtype=np.int64).astype(float)                  # (M, 3)
+    pts = base[:, None, :] + _TEMPLATES[kind]                                              # (M, S^2, 3)
+    lo = [(occ[:, None, i] - pts[:, :, i]) * inv[i] for i in range(3)]                     # 3 x (M, S^2)
+    t_in = np.maximum(np.maximum(lo[0], lo[1]), lo[2])
+    t_out = np.minimum(np.minimum(lo[0] + inv[0], lo[1] + inv[1]), lo[2] + inv[2])
+    hit = t_out > np.maximum(t_in, 1e-9)
+    return (hit.astype(np.int64) * _BITS).sum(axis=1).tolist()
+
+
+def _face_visibility_dense(occ: np.ndarray, faces, cam: pj.OrthoCamera) -> np.ndarray:
     occ = occ.astype(float)
     inv = 1.0 / np.asarray(cam.w, dtype=float)
     base = np.asarray([c for c, _ in faces], dtype=float)                                     # (F, 3)

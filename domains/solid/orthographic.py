@@ -72,23 +72,23 @@ class Scene:
 # --- views (pure) -------------------------------------------------------------------------------------------------
 
 def front_view(cubes) -> tuple[str, ...]:
-    return vx.grid_of((-z, y) for x, y, z in cubes)
+    return vx.grid_of({(-z, y) for x, y, z in cubes})
 
 
 def right_view(cubes) -> tuple[str, ...]:
-    return vx.grid_of((-z, -x) for x, y, z in cubes)
+    return vx.grid_of({(-z, -x) for x, y, z in cubes})
 
 
 def top_view(cubes) -> tuple[str, ...]:
-    return vx.grid_of((x, y) for x, y, z in cubes)
+    return vx.grid_of({(x, y) for x, y, z in cubes})
 
 
 def left_view(cubes) -> tuple[str, ...]:
-    return vx.grid_of((-z, x) for x, y, z in cubes)
+    return vx.grid_of({(-z, x) for x, y, z in cubes})
 
 
 def back_view(cubes) -> tuple[str, ...]:
-    return vx.grid_of((-z, -y) for x, y, z in cubes)
+    return vx.grid_of({(-z, -y) for x, y, z in cubes})
 
 
 def _pre(level: int) -> str:
@@ -98,13 +98,31 @@ def _pre(level: int) -> str:
 def legal_additions(cubes, level: int, grid: int) -> list[tuple[int, int, int]]:
     """Empty cells where one cube may go: L1-2 on the floor touching the object or on top of a column; L3 glued to
     any face. Inside the grid and below HMAX."""
-    s = set(cubes)
-    hmax = HMAX[level]
+    s = cubes if isinstance(cubes, (set, frozenset)) else set(cubes)
+    nb = _inside_neighbours(grid, HMAX[level])
     touching = set()
-    for x, y, z in s:
-        touching.update(((x + 1, y, z), (x - 1, y, z), (x, y + 1, z), (x, y - 1, z), (x, y, z + 1), (x, y, z - 1)))
-    return sorted((x, y, z) for x, y, z in touching - s                  # in (x, y, z) order
-                  if 0 <= x < grid and 0 <= y < grid and 0 <= z < hmax and (level == 3 or z == 0 or (x, y, z - 1) in s))
+    for c in s:
+        n = nb.get(c)
+        if n is None:
+            n = _neighbours_inside(c, grid, HMAX[level])
+        touching.update(n)
+    touching -= s
+    if level == 3:
+        return sorted(touching)                  # in (x, y, z) order
+    return sorted(c for c in touching if c[2] == 0 or (c[0], c[1], c[2] - 1) in s)
+
+
+def _neighbours_inside(c, grid: int, hmax: int) -> tuple[tuple[int, int, int], ...]:
+    x, y, z = c
+    return tuple(n for n in ((x + 1, y, z), (x - 1, y, z), (x, y + 1, z), (x, y - 1, z), (x, y, z + 1), (x, y, z - 1))
+                 if 0 <= n[0] < grid and 0 <= n[1] < grid and 0 <= n[2] < hmax)
+
+
+@functools.lru_cache(maxsize=16)
+def _inside_neighbours(grid: int, hmax: int) -> dict:
+    """Per cell of the grid x grid x hmax box: its face neighbours inside the box."""
+    return {(x, y, z): _neighbours_inside((x, y, z), grid, hmax)
+            for x in range(grid) for y in range(grid) for z in range(hmax)}
 
 
 def _column_tops(cubes) -> list[tuple[int, int, int]]:
@@ -122,13 +140,23 @@ def visibility(scene: Scene) -> dict[str, float]:
 
 @functools.lru_cache(maxsize=512)
 def _visibility(cubes, level: int, grid: int, star) -> dict[str, float]:
-    a = np.asarray(cubes)
-    lo, hi = a.min(axis=0), a.max(axis=0)
-    probes = [c for c in legal_additions(cubes, level, grid) if all(lo[i] <= c[i] <= hi[i] for i in range(3))]
+    lo = [min(c[i] for c in cubes) for i in range(3)]
+    hi = [max(c[i] for c in cubes) for i in range(3)]
+    probes = [c for c in legal_additions(cubes, level, grid)
+              if lo[0] <= c[0] <= hi[0] and lo[1] <= c[1] <= hi[1] and lo[2] <= c[2] <= hi[2]]
     tops = _column_tops(cubes)
-    top_vis = vx.face_visibility(cubes, [(c, "+z") for c in tops] + [(star, "+z")])
-    every = vx.best_face_visibility(cubes, list(cubes)) if level == 3 else np.ones(1)
-    probe_vis = vx.best_face_visibility(cubes, probes)
+    # One pass over every face wanted (each face's fraction stands alone): the column tops and the star's top,
+    # at level 3 every cube's three faces, then the probes' three faces.
+    faces = [(c, "+z") for c in tops] + [(star, "+z")]
+    n_top = len(faces)
+    if level == 3:
+        faces += [(c, ax) for c in cubes for ax in vx.AXES]
+    n_every = len(faces)
+    faces += [(c, ax) for c in probes for ax in vx.AXES]
+    vis = vx.face_visibility(cubes, faces)
+    top_vis = vis[:n_top]
+    every = vis[n_top:n_every].reshape(-1, 3).max(axis=1) if level == 3 else np.ones(1)
+    probe_vis = vis[n_every:].reshape(len(probes), 3).max(axis=1)
     return {"tops": float(top_vis[:-1].min()), "probes": float(probe_vis.min()) if len(probes) else 1.0,
             "cubes": float(every.min()), "star": float(top_vis[-1])}
 
@@ -295,8 +323,9 @@ def _overhangs(rng: np.random.Generator, cubes: list, symmetric: bool) -> list |
     """Level 3: take out a supporting cube or glue one on in mid-air, once to three times, keeping V connected and
     the front view's symmetry as targeted (a few tries). For a symmetric target each change is made together with
     its mirror image across the object's middle in y, which keeps most front views symmetric."""
+    memo: dict = {}                         # the first change's choices from `cubes`, the same on every try
     for _ in range(6):
-        out = _overhang_once(rng, cubes, symmetric and rng.random() < PAIRED)
+        out = _overhang_once(rng, cubes, symmetric and rng.random() < PAIRED, memo)
         if out is not None:
             front = front_view(out)
             if (vx.flip(front) == front) == symmetric:
@@ -304,28 +333,33 @@ def _overhangs(rng: np.random.Generator, cubes: list, symmetric: bool) -> list |
     return None
 
 
-def _overhang_once(rng: np.random.Generator, cubes: list, paired: bool) -> list | None:
+def _overhang_once(rng: np.random.Generator, cubes: list, paired: bool, memo: dict | None = None) -> list | None:
     s = set(cubes)
     ys = [c[1] for c in cubes]
     span = min(ys) + max(ys)
 
     def twin(c):
         return (c[0], span - c[1], c[2]) if paired else c
+    if memo is None:
+        memo = {}
+    fresh = True                            # s is still `cubes`: the choices may come from `memo`
     for _ in range(int(rng.integers(1, 3)) + 2 * (rng.random() < 0.5)):
         if rng.random() < 0.5:
-            cands = [c for c in sorted(s) if (c[0], c[1], c[2] + 1) in s and twin(c) in s
-                     and (twin(c)[0], twin(c)[1], c[2] + 1) in s]
-            # Taking one cube out keeps s connected iff it is no cut cube of s (one walk instead of one per cube).
-            cut = vx.cut_cubes(s) if sum(twin(c) == c for c in cands) > 1 else None
-            cands = [c for c in cands
-                     if (c not in cut if cut is not None and twin(c) == c else vx.connected(s - {c, twin(c)}))]
+            cands = memo.get(("out", paired)) if fresh else None
+            if cands is None:
+                cands = _removable(s, paired, twin)
+                if fresh:
+                    memo[("out", paired)] = cands
             if not cands:
                 continue
             c = cands[int(rng.integers(len(cands)))]
             s -= {c, twin(c)}
         else:
-            cands = [c for c in legal_additions(s, 3, GRID[3]) if c[2] >= 1 and (c[0], c[1], c[2] - 1) not in s
-                     and 0 <= twin(c)[1] < GRID[3] and (twin(c)[0], twin(c)[1], c[2] - 1) not in s]
+            cands = memo.get(("in", paired)) if fresh else None
+            if cands is None:
+                cands = _gluable(s, paired, twin)
+                if fresh:
+                    memo[("in", paired)] = cands
             if not cands:
                 continue
             c = cands[int(rng.integers(len(cands)))]
@@ -333,9 +367,32 @@ def _overhang_once(rng: np.random.Generator, cubes: list, paired: bool) -> list 
             # s was connected and c touches it: only a mirrored twin can leave the set in two parts.
             if twin(c) != c and not vx.connected(s):
                 return None
+        fresh = False
     if not any(z > 0 and (x, y, z - 1) not in s for x, y, z in s):
         return None
     return sorted(s)
+
+
+def _removable(s: set, paired: bool, twin) -> list:
+    """Supporting cubes (a cube right above) that may go, with their twins, keeping s connected (sorted)."""
+    if not paired:                          # twin(c) is c: the same choices, fewer steps
+        cands = [c for c in sorted(s) if (c[0], c[1], c[2] + 1) in s]
+        cut = vx.cut_cubes(s) if len(cands) > 1 else None
+        return [c for c in cands if (c not in cut if cut is not None else vx.connected(s - {c}))]
+    cands = [c for c in sorted(s) if (c[0], c[1], c[2] + 1) in s and twin(c) in s
+             and (twin(c)[0], twin(c)[1], c[2] + 1) in s]
+    # Taking one cube out keeps s connected iff it is no cut cube of s (one walk instead of one per cube).
+    cut = vx.cut_cubes(s) if sum(twin(c) == c for c in cands) > 1 else None
+    return [c for c in cands
+            if (c not in cut if cut is not None and twin(c) == c else vx.connected(s - {c, twin(c)}))]
+
+
+def _gluable(s: set, paired: bool, twin) -> list:
+    """Empty places in mid-air (nothing below) glued to s where a cube and its twin may go (sorted)."""
+    if not paired:
+        return [c for c in legal_additions(s, 3, GRID[3]) if c[2] >= 1 and (c[0], c[1], c[2] - 1) not in s]
+    return [c for c in legal_additions(s, 3, GRID[3]) if c[2] >= 1 and (c[0], c[1], c[2] - 1) not in s
+            and 0 <= twin(c)[1] < GRID[3] and (twin(c)[0], twin(c)[1], c[2] - 1) not in s]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -399,7 +456,9 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
             if cubes is None:
                 continue
         cubes = tuple(sorted(cubes))
-        if not (CUBES[0] <= len(cubes) <= CUBES[1]) or not vx.connected(cubes):
+        # Levels 1-2: `_heightmap` returned a connected set of distinct cubes within CUBES, so this only tests
+        # level 3's overhangs.
+        if level == 3 and (not (CUBES[0] <= len(cubes) <= CUBES[1]) or not vx.connected(cubes)):
             continue
         front = front_view(cubes)
         if (vx.flip(front) == front) != symmetric:
