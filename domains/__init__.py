@@ -55,7 +55,25 @@ class UnknownDomain(KeyError):
         self.domain_id = domain_id
 
     def __str__(self) -> str:
+        users = _helper_users(self.domain_id)
+        if users:
+            return (f"{self.domain_id!r} is a private helper module, not a domain (used by {', '.join(users)}); "
+                    f"`grip list` shows the registered domains")
         return f"unknown domain {self.domain_id!r}; `grip list` shows the registered ones"
+
+
+def _helper_users(name: str) -> list[str]:
+    """The registered domains whose module imports the private helper module `name` (e.g. `_bars`)."""
+    import re
+    from pathlib import Path
+    if not re.fullmatch(r"_[a-z0-9_]+", name or ""):
+        return []
+    here = Path(__file__).parent
+    if not list(here.glob(f"*/{name}.py")):
+        return []
+    pattern = re.compile(rf"\b{name}\b")
+    return [d for d, (_, target) in REGISTRY.items()
+            if pattern.search((here.joinpath(*target.split(":")[0].split(".")[2:]).with_suffix(".py")).read_text())]
 
 
 def _external() -> dict[str, str]:

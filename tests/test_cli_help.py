@@ -35,3 +35,10 @@ def test_the_cli_starts_one_blas_thread_unless_told_otherwise():
     got = subprocess.run([sys.executable, "-c", code], env=dict(env, OPENBLAS_NUM_THREADS="4"), capture_output=True,
                          text=True, check=True)
     assert got.stdout.strip() == "4"
+
+
+def test_a_private_helper_module_is_named_as_such_not_as_an_unknown_domain():
+    from cli_helpers import one_line_error, run
+    line = one_line_error(run("sheet", "_cubenet", "--out", "/tmp/never.png"))
+    assert "private helper module, not a domain (used by cube_nets)" in line
+    assert "unknown domain '_nothing'" in one_line_error(run("sheet", "_nothing", "--out", "/tmp/never.png"))
