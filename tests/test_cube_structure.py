@@ -12,6 +12,7 @@ from grip.domain import Reject, scene_from_json, scene_to_json
 from grip.domains.solid import cube_structure as m
 from grip.renderers import projection as pj
 from grip.renderers.canvas import Canvas
+from domain_scenes import accepted_scene
 
 SEEDS = st.integers(0, 2**32)
 LEVELS = st.sampled_from([1, 2, 3])
@@ -19,15 +20,7 @@ FAST = settings(max_examples=25, deadline=None)
 
 
 def accepted(seed: int, level: int) -> m.Scene:
-    rng = np.random.default_rng(seed)
-    for _ in range(200):
-        try:
-            s = m.sample(rng, level)
-            if not m.ladder(s).failing_margins():
-                return s
-        except Reject:
-            continue
-    raise AssertionError(f"no accepted scene for seed {seed} level {level}")
+    return accepted_scene(m, seed, level, 200)
 
 
 def tri(p):

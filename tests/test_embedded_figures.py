@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 from grip.domain import Reject, scene_from_json
 from grip.domains.transformational import _edges as ed
 from grip.domains.transformational import embedded_figures as ef
+from domain_scenes import accepted_scene
 
 SEEDS = st.integers(0, 11)          # a small pool: scenes are sampled once and shared by every test (cached)
 LEVELS = st.sampled_from([1, 2, 3])
@@ -18,15 +19,7 @@ LEVELS = st.sampled_from([1, 2, 3])
 
 @lru_cache(maxsize=None)
 def accepted(seed: int, level: int) -> ef.Scene:
-    rng = np.random.default_rng(seed)
-    for _ in range(300):
-        try:
-            s = ef.sample(rng, level)
-            if not ef.ladder(s).failing_margins():
-                return s
-        except Reject:
-            continue
-    raise AssertionError(f"no accepted scene for seed {seed} level {level}")
+    return accepted_scene(ef, seed, level, 300)
 
 
 def e(a, b):

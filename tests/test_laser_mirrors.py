@@ -13,6 +13,7 @@ from grip.domain import Reject, scene_from_json, scene_to_json
 from grip.domains.physical import laser_mirrors as lm
 from grip.renderers.canvas import SAFE_BORDER_PX, Canvas
 from grip.renderers.text import text_size
+from domain_scenes import accepted_scene
 
 SEEDS = st.integers(0, 2**32)
 LEVELS = st.sampled_from([1, 2, 3])
@@ -20,15 +21,7 @@ FEW = settings(max_examples=25)
 
 
 def accepted(seed: int, level: int) -> lm.Scene:
-    rng = np.random.default_rng(seed)
-    for _ in range(200):
-        try:
-            s = lm.sample(rng, level)
-            if not lm.ladder(s).failing_margins():
-                return s
-        except Reject:
-            continue
-    raise AssertionError(f"no accepted scene for seed {seed} level {level}")
+    return accepted_scene(lm, seed, level, 200)
 
 
 def answers(s):

@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 from grip.domain import Reject, scene_from_json, scene_to_json
 from grip.domains.plane import nested_hexagons as nh
 from grip.geometry import eisenstein, eisenstein_mul, eisenstein_product, eisenstein_turn_class, regular_turn_deg
+from domain_scenes import accepted_scene
 
 SEEDS = st.integers(0, 2**32)
 LEVELS = st.sampled_from([1, 2, 3])
@@ -18,15 +19,7 @@ FRACTIONS = st.integers(2, 6).flatmap(lambda n: st.integers(1, n - 1).map(lambda
 
 
 def accepted(seed: int, level: int) -> nh.Scene:
-    rng = np.random.default_rng(seed)
-    for _ in range(50):
-        try:
-            s = nh.sample(rng, level)
-            if not nh.ladder(s).failing_margins():
-                return s
-        except Reject:
-            continue
-    raise AssertionError(f"no accepted scene for seed {seed} level {level}")
+    return accepted_scene(nh, seed, level, 50)
 
 
 def hand(divisions, ticks, side_cm=10, level=1, rotation=10.0):

@@ -14,6 +14,7 @@ from shapely.geometry import LineString, Point, Polygon
 from grip.domain import Reject, scene_from_json, scene_to_json
 from grip.domains.plane import nested_triangles as nt
 from grip.renderers.canvas import Canvas
+from domain_scenes import accepted_scene
 
 SEEDS = st.integers(0, 10**6)
 LEVELS = st.sampled_from([1, 2, 3])
@@ -23,15 +24,7 @@ ABC = ((100.0, 650.0), (668.0, 650.0), (384.0, 110.0))
 
 @functools.lru_cache(maxsize=None)
 def accepted(seed: int, level: int) -> nt.Scene:
-    rng = np.random.default_rng(seed)
-    for _ in range(200):
-        try:
-            s = nt.sample(rng, level)
-            if not nt.ladder(s).failing_margins():
-                return s
-        except Reject:
-            continue
-    raise AssertionError(f"no accepted scene for seed {seed} level {level}")
+    return accepted_scene(nt, seed, level, 200)
 
 
 def hand(divisions, ticks, p_edit=(1, 8), level=1, area=48):
