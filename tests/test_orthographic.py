@@ -141,7 +141,7 @@ def test_l_shape_by_hand():
     assert o.left_view(s.cubes) == ("#--", "###")
     assert o.back_view(s.cubes) == ("-#", "##")
     assert o.front_symmetric(s).value == "no"
-    assert o.front_rows(s).reference_text() == "row1=#-; row2=##"
+    assert o.front_size(s).reference_text() == "width=2; height=2; filled=3"
     assert o.right_option(s).value == "1"
     assert o.top_count(s).fields["filled"].value == 4
     assert vx.grid_distance(("--#", "###"), ("#--", "###")) == 2
@@ -212,3 +212,73 @@ def test_visibility_rejects_a_hidden_column_top():
     s = hand([(0, 0, 0), (0, 1, 0), (0, 1, 1), (1, 1, 0), (1, 1, 1)], star=(0, 1, 1))
     assert o.visibility(s)["tops"] < o.TOP_VISIBLE
     assert o.visibility(hand([(0, 0, 0), (0, 1, 0), (0, 0, 1)], star=(0, 0, 1)))["tops"] == 1.0
+
+
+# --- the sampler's machinery --------------------------------------------------------------------------------------
+
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from([(3, 2), (4, 3)]), st.integers(0, 2**32 - 1))
+def test_box_masks_agree_with_ray_casting_and_walks(size, seed):
+    # The bit-mask box answers what `_voxels` answers from the cubes themselves: face fractions, connectivity, order.
+    box = o._box(*size)
+    rng = np.random.default_rng(seed)
+    cubes = [box.cells[i] for i in rng.choice(len(box.cells), size=int(rng.integers(1, 16)), replace=False)]
+    m = box.bits(cubes)
+    faces = [(c, ax) for c in box.cells for ax in vx.AXES]
+    assert [box.visible(m, c, ax) for c, ax in faces] == vx.face_visibility(cubes, faces).tolist()
+    assert box.connected(m) == vx.connected(cubes) and box.members(m) == sorted(cubes)
+
+
+class CountingGenerator:
+    """A generator that records every call made on it."""
+    def __init__(self, seed):
+        self.rng, self.calls = np.random.default_rng(seed), []
+
+    def __getattr__(self, name):
+        def call(*args, **kw):
+            self.calls.append((name, args, kw))
+            return getattr(self.rng, name)(*args, **kw)
+        return call
+
+
+def test_sampler_reads_the_generator_in_blocks():
+    # Every call is one block of uniforms; an accepted scene takes a few dozen calls at most, not thousands.
+    for level in (1, 2, 3):
+        for seed in range(3):
+            g = CountingGenerator(seed)
+            try:
+                o.sample(g, level)
+            except Reject:
+                pass
+            assert g.calls and all(c == ("random", (o._Draws.BLOCK,), {}) for c in g.calls)
+            assert len(g.calls) <= 60
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_symmetric_overhangs_keep_the_front_view_symmetric_by_construction(seed, paired):
+    d = o._Draws(np.random.default_rng(seed))
+    cubes = o._heightmap(d, 3, True, mirrored=paired)
+    if cubes is None:
+        return
+    box = o._box(o.GRID[3], o.HMAX[3])
+    tops = o._column_tops(cubes)
+    assert min(box.visible(box.bits(cubes), c, "+z") for c in tops) >= o.TOP_VISIBLE   # built line by line
+    out = o._overhangs(d, cubes, True, paired)
+    if out is None:
+        return
+    f = o.front_view(out)
+    assert vx.flip(f) == f and vx.connected(out)
+    assert any(z > 0 and (x, y, z - 1) not in out for x, y, z in out)       # at least one cube overhangs
+    if paired:
+        span = min(c[1] for c in out) + max(c[1] for c in out)
+        assert set(out) == {(x, span - y, z) for x, y, z in out}
+
+
+def test_draws_stay_in_range_and_first_finds_only_what_passes():
+    d = o._Draws(np.random.default_rng(0))
+    assert {d.below(3) for _ in range(300)} == {0, 1, 2}
+    assert {d.between(2, 4) for _ in range(300)} == {2, 3, 4}
+    assert sorted(d.shuffled(range(6))) == list(range(6))
+    assert d.first(list(range(10)), lambda c: c % 4 == 3) in (3, 7)
+    assert d.first([1, 2], lambda c: False) is None

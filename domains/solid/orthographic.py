@@ -1,7 +1,7 @@
 """Orthographic views: a small object of unit cubes drawn in TRI on a floor grid, with a FRONT arrow pointing at its
 +x side (the picture's left) and a RIGHT arrow at its +y side (the picture's right); below it four drawings 1-4 of
-binary views. The ladder walks cube count -> is the front view symmetric -> the front view row by row -> which
-drawing is the right view -> would removing the starred cube change the right view; the open question asks how many
+binary views. The ladder walks cube count -> is the front view symmetric -> the front view's width, height and
+filled squares -> which drawing is the right view -> would removing the starred cube change the right view; the open question asks how many
 squares the top view fills.
 
 Views (DOMAINS.md 2.4), each a silhouette cropped to its filled squares: FRONT looks toward -x with z up, its
@@ -16,8 +16,8 @@ legally go would show >= `PROBE_VISIBLE` of one face, and at level 3 every cube 
 relative shift. The one-cell toggle partner sits at 1; at levels 1-2 every other drawing is >= 2 cells away, on the
 item and on its minimal pair. When none of F, T, B fits a slot that rule leaves open (small symmetric objects,
 where F = B and often F = R), a grid two toggles from R takes it.
-Q3's answer is a Record row1..rowN (an Ordered list cannot hold two equal rows), each row written with '#' and '-'
-(not '.', which the answer parser strips from the ends of a token, so that '#..' and '#' would read alike).
+Q3's answer is a Record of three counts (width, height, filled) rather than the view's rows (DOMAINS.md 2.4 asks for
+the rows): a record of rows would give away the view's height in its fields and its width in each row's choices.
 Legibility: cubes >= 48 px per edge, view cells 32 px, labels bold 20-22 px."""
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ HMAX = {1: 2, 2: 3, 3: 3}            # tallest column
 CUBES = (6, 13)                      # the minimal pair adds one: at most 14
 TOP_VISIBLE = 0.30                   # visible fraction of every column's top face
 PROBE_VISIBLE = 0.25                 # best face of a would-be added cube (and at L3 of every cube)
-PAIRED = 0.5                         # L3 symmetric target: share of overhang changes made in mirror pairs
+PAIRED = 0.25                        # L3 symmetric target: share of objects built mirror-symmetric in y
 CELL_PX = 32                         # candidate grid cell
 EDGE_PX = (48.0, 72.0)               # TRI cube edge, min and max
 OPTIONS = ("1", "2", "3", "4")
@@ -140,25 +140,103 @@ def visibility(scene: Scene) -> dict[str, float]:
 
 @functools.lru_cache(maxsize=512)
 def _visibility(cubes, level: int, grid: int, star) -> dict[str, float]:
+    box = _box(grid, HMAX[level])
+    s = box.bits(cubes)
     lo = [min(c[i] for c in cubes) for i in range(3)]
     hi = [max(c[i] for c in cubes) for i in range(3)]
     probes = [c for c in legal_additions(cubes, level, grid)
               if lo[0] <= c[0] <= hi[0] and lo[1] <= c[1] <= hi[1] and lo[2] <= c[2] <= hi[2]]
-    tops = _column_tops(cubes)
-    # One pass over every face wanted (each face's fraction stands alone): the column tops and the star's top,
-    # at level 3 every cube's three faces, then the probes' three faces.
-    faces = [(c, "+z") for c in tops] + [(star, "+z")]
-    n_top = len(faces)
-    if level == 3:
-        faces += [(c, ax) for c in cubes for ax in vx.AXES]
-    n_every = len(faces)
-    faces += [(c, ax) for c in probes for ax in vx.AXES]
-    vis = vx.face_visibility(cubes, faces)
-    top_vis = vis[:n_top]
-    every = vis[n_top:n_every].reshape(-1, 3).max(axis=1) if level == 3 else np.ones(1)
-    probe_vis = vis[n_every:].reshape(len(probes), 3).max(axis=1)
-    return {"tops": float(top_vis[:-1].min()), "probes": float(probe_vis.min()) if len(probes) else 1.0,
-            "cubes": float(every.min()), "star": float(top_vis[-1])}
+    return {"tops": min(box.visible(s, c, "+z") for c in _column_tops(cubes)),
+            "probes": min((box.best_visible(s, c) for c in probes), default=1.0),
+            "cubes": min(box.best_visible(s, c) for c in cubes) if level == 3 else 1.0,
+            "star": box.visible(s, star, "+z")}
+
+
+class _Box:
+    """The grid x grid x hmax box of one level, its cube sets as bit masks (bit (x * grid + y) * hmax + z, so that
+    ascending bits are sorted cubes): connectivity by growing a mask along its faces, and visibility in TRI from
+    a table of which sample points of each face every other place of the box blocks (the rays of
+    `_voxels.face_visibility`: the same slab tests, the same fractions)."""
+
+    def __init__(self, grid: int, hmax: int):
+        self.cells = [(x, y, z) for x in range(grid) for y in range(grid) for z in range(hmax)]
+        self.bit = {c: 1 << i for i, c in enumerate(self.cells)}
+        self.full = (1 << len(self.cells)) - 1
+        self.floor = sum(self.bit[c] for c in self.cells if c[2] == 0)
+        self.ntop = sum(self.bit[c] for c in self.cells if c[2] < hmax - 1)       # a place above inside the box
+        self.nfar = sum(self.bit[c] for c in self.cells if c[1] < grid - 1)       # a place at y + 1 inside
+        self.dy, self.dx = hmax, grid * hmax
+        self.blocks = self._blocks()
+
+    def bits(self, cubes) -> int:
+        try:
+            return sum(self.bit[c] for c in cubes)
+        except KeyError as e:
+            raise ValueError(f"orthographic: cube {e.args[0]} lies outside the box") from None
+
+    def members(self, m: int) -> list[tuple[int, int, int]]:
+        out = []
+        while m:
+            low = m & -m
+            out.append(self.cells[low.bit_length() - 1])
+            m ^= low
+        return out
+
+    def spread(self, m: int) -> int:
+        """The places face-adjacent to m's cubes, inside the box (m's own included where they touch each other)."""
+        return (((m & self.ntop) << 1) | ((m >> 1) & self.ntop) | ((m & self.nfar) << self.dy)
+                | ((m >> self.dy) & self.nfar) | (m << self.dx) | (m >> self.dx)) & self.full
+
+    def connected(self, m: int) -> bool:
+        if not m:
+            return False
+        reach = m & -m
+        while True:
+            grown = (reach | self.spread(reach)) & m
+            if grown == reach:
+                return reach == m
+            reach = grown
+
+    def visible(self, m: int, c, axis: str) -> float:
+        hidden = 0
+        for b, pts in self.blocks[(c, axis)]:
+            if m & b:
+                hidden |= pts
+        return 1.0 - hidden.bit_count() / (vx.SAMPLES * vx.SAMPLES)
+
+    def best_visible(self, m: int, c) -> float:
+        return max(self.visible(m, c, ax) for ax in vx.AXES)
+
+    def _blocks(self) -> dict:
+        """Per (place, axis) face: (bit of a place, mask of the face's sample points a cube there blocks), for every
+        place that blocks any. The slab test toward the viewer (direction CAM.w), one row per (face, place) pair."""
+        n = vx.SAMPLES
+        t = (np.arange(n) + 0.5) / n
+        uv = np.array([(a, b) for a in t for b in t])
+        faces = [(c, ax) for c in self.cells for ax in vx.AXES]
+        templates = []
+        for ax in vx.AXES:
+            k = "xyz".index(ax[1])
+            p = np.zeros((len(uv), 3))
+            p[:, k] = 1.0
+            p[:, [i for i in range(3) if i != k]] = uv
+            templates.append(p)
+        inv = 1.0 / np.asarray(CAM.w, dtype=float)
+        base = np.repeat(np.asarray([c for c, _ in faces], dtype=float), len(self.cells), axis=0)   # (F * C, 3)
+        kind = np.repeat([vx.AXES.index(ax) for _, ax in faces], len(self.cells))
+        occ = np.tile(np.asarray(self.cells, dtype=np.int64), (len(faces), 1)).astype(float)
+        pts = base[:, None, :] + np.stack(templates)[kind]                                        # (F * C, S^2, 3)
+        lo = [(occ[:, None, i] - pts[:, :, i]) * inv[i] for i in range(3)]
+        t_in = np.maximum(np.maximum(lo[0], lo[1]), lo[2])
+        t_out = np.minimum(np.minimum(lo[0] + inv[0], lo[1] + inv[1]), lo[2] + inv[2])
+        hit = t_out > np.maximum(t_in, 1e-9)
+        masks = (hit.astype(np.int64) * (1 << np.arange(n * n, dtype=np.int64))).sum(axis=1).reshape(len(faces), -1)
+        return {f: tuple((1 << j, int(mk)) for j, mk in enumerate(row.tolist()) if mk) for f, row in zip(faces, masks)}
+
+
+@functools.lru_cache(maxsize=4)
+def _box(grid: int, hmax: int) -> _Box:
+    return _Box(grid, hmax)
 
 
 # --- answers ------------------------------------------------------------------------------------------------------
@@ -172,18 +250,14 @@ def front_symmetric(scene: Scene) -> Choice:
     return Choice(YES if vx.flip(f) == f else NO, (YES, NO))
 
 
-def row_options(width: int) -> tuple[str, ...]:
-    """Every row of `width` squares with at least one filled, '#' first."""
-    rows = ["".join(vx.FILLED if (k >> (width - 1 - i)) & 1 else vx.EMPTY for i in range(width))
-            for k in range(1, 2 ** width)]
-    return tuple(sorted(rows, key=lambda r: (-r.count(vx.FILLED), r)))
-
-
-def front_rows(scene: Scene) -> Record:
-    """The front view as fields row1 (top) .. rowN: an Ordered list cannot hold two equal rows."""
+def front_size(scene: Scene) -> Record:
+    """The front view, cropped to the object: its width and height in squares and how many are filled. Fixed
+    fields, so the form of the answer tells nothing of the view (a record of rows would give away its height, and
+    its row choices its width)."""
     f = front_view(scene.cubes)
-    opts = row_options(len(f[0]))
-    return Record(tuple((f"row{i + 1}", Choice(row, opts)) for i, row in enumerate(f)))
+    return Record((("width", Count(len(f[0]), low=1, high=max(GRID.values()))),
+                   ("height", Count(len(f), low=1, high=max(HMAX.values()))),
+                   ("filled", Count(len(vx.cells_of(f)), low=1, high=max(GRID.values()) * max(HMAX.values())))))
 
 
 def right_option(scene: Scene) -> Choice:
@@ -238,9 +312,9 @@ def ladder(scene: Scene) -> Ladder:
         Question(1, "cube_count", f"{pre} How many cubes make up the object?", cube_count(scene), q1m),
         Question(2, "front_symmetric", f"{pre} {VIEWS} Is the view from FRONT mirror-symmetric left to right?",
                  front_symmetric(scene), probes),
-        Question(3, "front_view_rows", f"{pre} {VIEWS} Write the view from FRONT row by row, cropped to the "
-                 "object: row1 is the top row, each row written with # for a filled square and - for an empty one "
-                 "(for example row1=#--; row2=###).", front_rows(scene), tops),
+        Question(3, "front_view_size", f"{pre} {VIEWS} Take the view from FRONT, cropped to the object: how "
+                 "many squares wide and how many squares tall is it, and how many of its squares are filled?",
+                 front_size(scene), tops),
         Question(4, "right_view", f"{pre} {VIEWS} Which drawing, 1, 2, 3 or 4, is the view from RIGHT?",
                  right_option(scene), _q4_margin(scene)),
         Question(5, "right_view_changes", f"{pre} {VIEWS} If the cube marked with a star were removed (nothing "
@@ -289,110 +363,147 @@ def minimal_pair(scene: Scene) -> Scene:
 
 # --- sampling -----------------------------------------------------------------------------------------------------
 
-def _heightmap(rng: np.random.Generator, level: int, symmetric: bool) -> list[tuple[int, int, int]] | None:
-    """Columns whose front profile (tallest column per y) is a palindrome iff `symmetric`: every y of the profile's
-    range holds a column, so the front view is exactly that profile. Connected, CUBES[0]..CUBES[1] cubes."""
+class _Draws:
+    """Uniform numbers from the generator, `BLOCK` at a time (one Generator call per block instead of one per
+    number: each call costs about as much as the small sums it feeds), handed out one by one."""
+    BLOCK = 256
+
+    def __init__(self, rng: np.random.Generator):
+        self._rng, self._buf = rng, []
+
+    def uniform(self) -> float:
+        if not self._buf:
+            self._buf = self._rng.random(self.BLOCK).tolist()[::-1]
+        return self._buf.pop()
+
+    def below(self, n: int) -> int:
+        # u <= 1 - 2**-53, and u * n rounds to a double below n for every n < 2**53: no guard needed.
+        return int(self.uniform() * n)
+
+    def between(self, lo: int, hi: int) -> int:
+        return lo + self.below(hi - lo + 1)
+
+    def chance(self, p: float) -> bool:
+        return self.uniform() < p
+
+    def shuffled(self, seq) -> list:
+        out = list(seq)
+        for i in range(len(out) - 1, 0, -1):
+            j = self.below(i + 1)
+            out[i], out[j] = out[j], out[i]
+        return out
+
+    def first(self, cands: list, ok):
+        """A uniformly random element of `cands` among those for which ok(c) holds (None if none): tried in random
+        order, so that only the ones tried are tested."""
+        cands = list(cands)
+        while cands:
+            i = self.below(len(cands))
+            cands[i], cands[-1] = cands[-1], cands[i]
+            c = cands.pop()
+            if ok(c):
+                return c
+        return None
+
+
+def _heightmap(d: _Draws, level: int, symmetric: bool, mirrored: bool = False) -> list | None:
+    """Lines of columns along x, one per y, whose front profile (tallest column per line) is a palindrome iff
+    `symmetric`: every y of the profile's range holds a line, so the front view is exactly that profile. A line is
+    a contiguous run (70%, placed to overlap the line built before it) or any k places. Lines are built nearest
+    the viewer (largest y) first, each redrawn a few times until every column top in it keeps TOP_VISIBLE: a ray
+    toward the viewer only gains y (every component of CAM.w is positive), so only the lines already built and the
+    line itself can hide it. Connected, CUBES[0]..CUBES[1] cubes (one more at level 3, whose overhangs may take
+    one away). `mirrored`: line j copies line wy-1-j, so that the whole set is mirror-symmetric in y. Sorted."""
     g, hmax = GRID[level], HMAX[level]
+    box = _box(g, hmax)
+    most = CUBES[1] + (level == 3)
     for _ in range(40):
-        wy = int(rng.integers(2, g + 1))
-        y0 = int(rng.integers(0, g - wy + 1))
-        prof = rng.integers(1, hmax + 1, size=wy).tolist()     # Python ints: small lists beat numpy here
+        wy = d.between(2, g)
+        y0 = d.below(g - wy + 1)
+        prof = [d.between(1, hmax) for _ in range(wy)]
         if symmetric:
             prof = prof[: (wy + 1) // 2] + prof[: wy // 2][::-1]
         elif prof == prof[::-1]:
             continue
-        cubes = []
-        for j in range(wy):
-            k = int(rng.integers(1, g + 1))
-            if rng.random() < 0.7:
-                x0 = int(rng.integers(0, g - k + 1))
-                xs = range(x0, x0 + k)
+        lines: dict[int, tuple[list, list]] = {}
+        s = 0
+        for j in range(wy - 1, -1, -1):
+            y = y0 + j
+            for _ in range(1 if mirrored and j < wy // 2 else 6):
+                if mirrored and j < wy // 2:
+                    xs, hs = lines[wy - 1 - j]
+                else:
+                    k = d.between(1, g)
+                    if d.chance(0.7):
+                        lo, hi = 0, g - k
+                        if lines:           # overlap the line built before (cubes on the floor touch)
+                            near = lines[j + 1][0]
+                            lo, hi = max(lo, near[0] - k + 1), min(hi, near[-1])
+                        x0 = d.between(lo, hi)
+                        xs = list(range(x0, x0 + k))
+                    else:
+                        xs = sorted(d.shuffled(range(g))[:k])
+                    hs = [d.between(1, prof[j]) for _ in range(k)]
+                    hs[d.below(k)] = prof[j]
+                    if d.chance(0.6):       # lower columns nearer the viewer (+x) hide less; F stays the same
+                        hs.sort(reverse=True)
+                t = s | box.bits((x, y, z) for x, h in zip(xs, hs) for z in range(h))
+                if all(box.visible(t, (x, y, h - 1), "+z") >= TOP_VISIBLE for x, h in zip(xs, hs)):
+                    lines[j], s = (xs, hs), t
+                    break
             else:
-                xs = sorted(rng.choice(g, size=k, replace=False).tolist())
-            hs = rng.integers(1, prof[j] + 1, size=k).tolist()
-            hs[int(rng.integers(k))] = prof[j]
-            if rng.random() < 0.6:          # lower columns nearer the viewer (+x) hide less; F stays the same
-                hs.sort(reverse=True)
-            cubes += [(x, y0 + j, z) for x, h in zip(xs, hs) for z in range(h)]
-        if CUBES[0] <= len(cubes) <= CUBES[1] + (level == 3) and vx.connected(cubes):
-            return cubes
+                break
+        if len(lines) == wy and CUBES[0] <= s.bit_count() <= most and box.connected(s):
+            return box.members(s)
     return None
 
 
-def _overhangs(rng: np.random.Generator, cubes: list, symmetric: bool) -> list | None:
-    """Level 3: take out a supporting cube or glue one on in mid-air, once to three times, keeping V connected and
-    the front view's symmetry as targeted (a few tries). For a symmetric target each change is made together with
-    its mirror image across the object's middle in y, which keeps most front views symmetric."""
-    memo: dict = {}                         # the first change's choices from `cubes`, the same on every try
-    for _ in range(6):
-        out = _overhang_once(rng, cubes, symmetric and rng.random() < PAIRED, memo)
-        if out is not None:
-            front = front_view(out)
-            if (vx.flip(front) == front) == symmetric:
-                return out
-    return None
-
-
-def _overhang_once(rng: np.random.Generator, cubes: list, paired: bool, memo: dict | None = None) -> list | None:
-    s = set(cubes)
+def _overhangs(d: _Draws, cubes: list, symmetric: bool, paired: bool) -> list | None:
+    """Level 3: one to four changes, each taking out a supporting cube (one with a cube right above) or gluing one
+    on in mid-air, keeping V connected; None if no cube overhangs at the end. The front view's symmetry holds by
+    construction for a symmetric target: with `paired` (V mirror-symmetric in y) each change is made together with
+    its mirror image; otherwise only changes that keep F's cells (a support taken out where another cube fills the
+    same (y, z), a cube glued where (y, z) is already filled). An asymmetric target allows any change (F is
+    checked by the caller). Sorted."""
+    g = GRID[3]
+    box = _box(g, HMAX[3])
+    s = box.bits(cubes)
     ys = [c[1] for c in cubes]
     span = min(ys) + max(ys)
+    keep = symmetric and not paired
+    fcells = {(y, z) for _, y, z in cubes}
 
-    def twin(c):
-        return (c[0], span - c[1], c[2]) if paired else c
-    if memo is None:
-        memo = {}
-    fresh = True                            # s is still `cubes`: the choices may come from `memo`
-    for _ in range(int(rng.integers(1, 3)) + 2 * (rng.random() < 0.5)):
-        if rng.random() < 0.5:
-            cands = memo.get(("out", paired)) if fresh else None
-            if cands is None:
-                cands = _removable(s, paired, twin)
-                if fresh:
-                    memo[("out", paired)] = cands
-            if not cands:
-                continue
-            c = cands[int(rng.integers(len(cands)))]
-            s -= {c, twin(c)}
-        else:
-            cands = memo.get(("in", paired)) if fresh else None
-            if cands is None:
-                cands = _gluable(s, paired, twin)
-                if fresh:
-                    memo[("in", paired)] = cands
-            if not cands:
-                continue
-            c = cands[int(rng.integers(len(cands)))]
-            s |= {c, twin(c)}
-            # s was connected and c touches it: only a mirrored twin can leave the set in two parts.
-            if twin(c) != c and not vx.connected(s):
-                return None
-        fresh = False
-    if not any(z > 0 and (x, y, z - 1) not in s for x, y, z in s):
-        return None
-    return sorted(s)
+    def pair(c) -> int:
+        t = (c[0], span - c[1], c[2])
+        return box.bit[c] | (box.bit[t] if paired else 0)
 
+    def take_out(s: int) -> int | None:
+        cands = box.members(s & (s >> 1) & box.ntop)           # a cube right above
+        if keep:
+            depth = Counter((y, z) for _, y, z in box.members(s))
+            cands = [c for c in cands if depth[(c[1], c[2])] > 1]
+        c = d.first(cands, lambda c: box.connected(s & ~pair(c)))
+        return None if c is None else s & ~pair(c)
 
-def _removable(s: set, paired: bool, twin) -> list:
-    """Supporting cubes (a cube right above) that may go, with their twins, keeping s connected (sorted)."""
-    if not paired:                          # twin(c) is c: the same choices, fewer steps
-        cands = [c for c in sorted(s) if (c[0], c[1], c[2] + 1) in s]
-        cut = vx.cut_cubes(s) if len(cands) > 1 else None
-        return [c for c in cands if (c not in cut if cut is not None else vx.connected(s - {c}))]
-    cands = [c for c in sorted(s) if (c[0], c[1], c[2] + 1) in s and twin(c) in s
-             and (twin(c)[0], twin(c)[1], c[2] + 1) in s]
-    # Taking one cube out keeps s connected iff it is no cut cube of s (one walk instead of one per cube).
-    cut = vx.cut_cubes(s) if sum(twin(c) == c for c in cands) > 1 else None
-    return [c for c in cands
-            if (c not in cut if cut is not None and twin(c) == c else vx.connected(s - {c, twin(c)}))]
-
-
-def _gluable(s: set, paired: bool, twin) -> list:
-    """Empty places in mid-air (nothing below) glued to s where a cube and its twin may go (sorted)."""
-    if not paired:
-        return [c for c in legal_additions(s, 3, GRID[3]) if c[2] >= 1 and (c[0], c[1], c[2] - 1) not in s]
-    return [c for c in legal_additions(s, 3, GRID[3]) if c[2] >= 1 and (c[0], c[1], c[2] - 1) not in s
-            and 0 <= twin(c)[1] < GRID[3] and (twin(c)[0], twin(c)[1], c[2] - 1) not in s]
+    def glue_on(s: int) -> int | None:
+        cands = box.members(box.spread(s) & ~s & ~box.floor & ~((s & box.ntop) << 1))  # touching, nothing below
+        if keep:
+            cands = [c for c in cands if (c[1], c[2]) in fcells]
+        if paired:
+            cands = [c for c in cands if 0 <= span - c[1] < g]
+        # An unpaired cube touches s: s stays connected. Only a mirrored twin can leave two parts.
+        c = d.first(cands, lambda c: not paired or box.connected(s | pair(c)))
+        return None if c is None else s | pair(c)
+    for _ in range(d.between(1, 2) + 2 * d.chance(0.5)):
+        # Either change at even odds; next to a bound of CUBES the one that moves away from it (a pair moves 2).
+        n = s.bit_count()
+        glue = True if n <= CUBES[0] + 1 else False if n >= CUBES[1] - 1 else d.chance(0.5)
+        s = (glue_on(s) if glue else take_out(s)) or s
+    if not s & ~box.floor & ~((s & box.ntop) << 1):       # no cube overhangs yet: one more change that makes one
+        s = glue_on(s) or take_out(s)
+        if s is None:
+            return None
+    return box.members(s)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -410,87 +521,85 @@ def _toggles(grid: tuple[str, ...], limit=(4, 4)) -> list[tuple[str, ...]]:
     return tuple(sorted(set(out)))
 
 
-def _others(rng, level: int, cubes, r, toggle):
+def _others(d: _Draws, level: int, cubes, r, toggle):
     """The mirror distractor and the third one, or None when no choice keeps the drawings apart."""
     views = [("front", front_view(cubes)), ("back", back_view(cubes)), ("top", top_view(cubes))]
     # A symmetric right view is its own mirror image: the front view takes that slot (then the back or top view).
     second = [("mirror", vx.flip(r))] if vx.flip(r) != r else views
+
     def first_fit(seconds, thirds):
         for k2, g2 in seconds:
             for k3, g3 in thirds:
                 grids = [r, toggle, g2, g3]
                 if len(set(grids)) < 4:
                     continue
-                d = sorted(vx.grid_distance(r, x) for x in grids[1:])
-                if d[0] >= 1 and (level == 3 or d[1] >= 2):
+                dist = sorted(vx.grid_distance(r, x) for x in grids[1:])
+                if dist[0] >= 1 and (level == 3 or dist[1] >= 2):
                     return [(k2, g2), (k3, g3)]
         return None
 
     if level == 3:
-        extra = _toggles(r)
-        return first_fit(second, [("toggle2", extra[i]) for i in rng.permutation(len(extra))])
-    third = [views[i] for i in rng.permutation(3)]
+        return first_fit(second, [("toggle2", t) for t in d.shuffled(_toggles(r))])
+    third = d.shuffled(views)
     found = first_fit(second, third)
     if found is None:
         # The sheet's F, T or B; when none of them stays >= 2 cells from R and apart from the others (small
         # symmetric objects, where F = B and often F = R), a grid two toggles away from R.
         two = sorted({t2 for t in _toggles(r) for t2 in _toggles(t)} - set(_toggles(r)) - {r})
-        fall = [("toggle_two", two[int(i)]) for i in rng.permutation(len(two))[:6]]
+        fall = [("toggle_two", t) for t in d.shuffled(two)[:6]]
         found = first_fit(second + fall, third + fall)
     return found
 
 
 def sample(rng: np.random.Generator, level: int) -> Scene:
+    """Targets first (Q2's symmetry, Q4's index, Q5's answer), then candidates built to meet them: a heightmap
+    with the targeted front profile, at level 3 changed by overhangs that keep the targeted symmetry, a star drawn
+    among the column tops whose line along y answers Q5 as targeted, then the visibility margins (bit masks over
+    the level's box), the distractors and the minimal pair. The generator is read a block of numbers at a time."""
     if level not in (1, 2, 3):
         raise ValueError(f"orthographic: level must be 1..3, got {level}")
-    symmetric = bool(rng.integers(2))      # Q2 target
-    q4 = int(rng.integers(4))              # Q4 target index
-    q5 = bool(rng.integers(2))             # Q5 target: the right view changes
-    # A symmetric front view survives level 3's overhangs about four times less often: more tries keep Q2 at 50/50.
-    for _ in range(160 if symmetric and level == 3 else 40):
-        cubes = _heightmap(rng, level, symmetric)
+    d = _Draws(rng)
+    symmetric = d.chance(0.5)              # Q2 target
+    q4 = d.below(4)                        # Q4 target index
+    q5 = d.chance(0.5)                     # Q5 target: the right view changes
+    g = GRID[level]
+    box = _box(g, HMAX[level])
+    for _ in range(120 if level == 3 else 40):
+        paired = level == 3 and symmetric and d.chance(PAIRED)
+        cubes = _heightmap(d, level, symmetric, mirrored=paired)
         if cubes is None:
             continue
         if level == 3:
-            cubes = _overhangs(rng, cubes, symmetric)
-            if cubes is None:
+            cubes = _overhangs(d, cubes, symmetric, paired)
+            if cubes is None or not CUBES[0] <= len(cubes) <= CUBES[1]:
                 continue
-        cubes = tuple(sorted(cubes))
-        # Levels 1-2: `_heightmap` returned a connected set of distinct cubes within CUBES, so this only tests
-        # level 3's overhangs.
-        if level == 3 and (not (CUBES[0] <= len(cubes) <= CUBES[1]) or not vx.connected(cubes)):
-            continue
+        cubes = tuple(cubes)
         front = front_view(cubes)
         if (vx.flip(front) == front) != symmetric:
-            continue
-        row_count = Counter((x, z) for x, _, z in cubes)    # cubes per (x, z): the right view's depth there
+            continue                        # only an asymmetric target's overhangs can land here
+        s = box.bits(cubes)
         tops = _column_tops(cubes)
-        stars = [c for c in tops if (row_count[(c[0], c[2])] == 1) == q5]
-        if len(stars) > 1:
-            cut = vx.cut_cubes(cubes)       # cubes are connected (checked above)
-            stars = [c for c in stars if c not in cut]
-        else:
-            stars = [c for c in stars if vx.connected(set(cubes) - {c})]
-        if not stars:
-            continue
-        star = stars[int(rng.integers(len(stars)))]
-        r = right_view(cubes)
-        if vx.face_visibility(cubes, [(c, "+z") for c in tops]).min() < TOP_VISIBLE:
+        if min(box.visible(s, c, "+z") for c in tops) < TOP_VISIBLE:
             continue                        # the cheap check first: most rejected scenes hide a column top
-        vis = visibility(Scene(level, GRID[level], cubes, star, (r,), ("right",)))
+        depth = Counter((x, z) for x, _, z in cubes)        # cubes per (x, z): the right view's depth there
+        star = d.first([c for c in tops if (depth[(c[0], c[2])] == 1) == q5],
+                       lambda c: box.connected(s & ~box.bit[c]))
+        if star is None:
+            continue
+        r = right_view(cubes)
+        vis = visibility(Scene(level, g, cubes, star, (r,), ("right",)))
         if vis["probes"] < PROBE_VISIBLE or vis["cubes"] < PROBE_VISIBLE:
             continue
         rcells = {(-z, -x) for x, _, z in cubes}
-        toggles = sorted({vx.grid_of(rcells | {(-c[2], -c[0])}) for c in legal_additions(cubes, level, GRID[level])
+        toggles = sorted({vx.grid_of(rcells | {(-c[2], -c[0])}) for c in legal_additions(cubes, level, g)
                           if (c[0], c[1]) != star[:2] and (-c[2], -c[0]) not in rcells})
-        for i in rng.permutation(len(toggles))[:4]:
-            toggle = toggles[i]
-            others = _others(rng, level, cubes, r, toggle)
+        for toggle in d.shuffled(toggles)[:4]:
+            others = _others(d, level, cubes, r, toggle)
             if others is None:
                 continue
-            order = [x for j in rng.permutation(3) for x in [([("toggle", toggle)] + others)[j]]]
+            order = d.shuffled([("toggle", toggle)] + others)
             order.insert(q4, ("right", r))
-            scene = Scene(level, GRID[level], cubes, star, tuple(g for _, g in order), tuple(k for k, _ in order))
+            scene = Scene(level, g, cubes, star, tuple(x for _, x in order), tuple(k for k, _ in order))
             if ladder(scene).failing_margins():
                 continue
             try:
@@ -581,7 +690,7 @@ DOMAIN = Domain(
     id="orthographic", family="solid", title="Orthographic views",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
     minimal_pair=minimal_pair, minimal_pair_keeps_q1=False, rephrase_q4=rephrase_q4, rephrase_map="identity",
-    version=1,
+    version=2,
     description="A unit-cube object in TRI with FRONT and RIGHT arrows and four view drawings: cube count, front "
                 "symmetry, the front view, which drawing is the right view, and whether removing the starred cube "
                 "changes it. Level 3 glues overhanging cubes.",
