@@ -156,3 +156,30 @@ def test_minimal_pair_swaps_one_adjacent_rank(seed, level):
     gap = abs(s.theta_deg[i] - s.theta_deg[ae.NAMES.index(neighbour)])
     assert abs(twin.theta_deg[i] - s.theta_deg[i]) == gap + ae.GAP_DEG[level]
     assert ae.acute_count(twin) == ae.acute_count(s) and ae.fits(twin, i)
+
+
+# --- fast paths against plain references ---------------------------------------------------------------------------
+
+def test_label_spot_matches_the_box_by_box_search():
+    from shapely.geometry import box
+    rng = np.random.default_rng(7)
+    for _ in range(150):
+        v = (round(float(rng.uniform(0, 384)), 1), round(float(rng.uniform(0, 384)), 1))
+        phi, theta = int(rng.integers(0, 360)), int(rng.integers(20, 341))
+        arms = (round(float(rng.uniform(*ae.ARM_PX)), 1), round(float(rng.uniform(*ae.ARM_PX)), 1))
+        lines, bis, want = ae.strokes(v, phi, theta, arms), phi + theta / 2, None
+        for r, turn in ae.LABEL_TRIES:
+            c = ae.along(v, bis + turn, r)
+            b = box(c[0] - ae.LABEL_HALF_PX, c[1] - ae.LABEL_HALF_PX, c[0] + ae.LABEL_HALF_PX,
+                    c[1] + ae.LABEL_HALF_PX)
+            if all(b.distance(g) >= ae.LABEL_CLEAR_PX + 1.5 for g in lines):
+                want = c
+                break
+        assert ae.label_spot(v, phi, theta, arms) == want
+
+
+def test_extra_draw_is_rng_choice():
+    for seed in range(300):
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        assert ae.EXTRA[int(a.integers(len(ae.EXTRA)))] == int(b.choice(ae.EXTRA))
+        assert a.bit_generator.state == b.bit_generator.state

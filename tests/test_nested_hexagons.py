@@ -331,3 +331,61 @@ def test_both_q4_answers_occur_at_every_count():
         s = accepted(seed, 1 + seed % 3)
         seen.add((len(s.ticks) + 1, nh.h5_vs_h(s).value))
     assert seen == {(n, a) for n in nh.COUNTS for a in ("longer", "shorter")}
+
+
+# --- fast paths against plain references ---------------------------------------------------------------------------
+
+def test_sorted_rows_and_multiset_weights_match_the_plain_construction():
+    from itertools import combinations_with_replacement
+    from scipy.special import gammaln
+    for v, m in [(1, 3), (5, 1), (5, 4), (7, 6), (11, 5)]:
+        rows = nh._sorted_rows(v, m)
+        assert rows.dtype == np.int64
+        assert rows.tolist() == [list(r) for r in combinations_with_replacement(range(v), m)]
+    for level, m in [(1, 4), (1, 6), (3, 4)]:
+        vals, rows, _, gap, prob = nh.multisets(level, m)
+        counts = np.stack([(rows == i).sum(axis=1) for i in range(len(vals))], axis=1)
+        perms = np.exp(gammaln(m + 1) - gammaln(counts + 1).sum(axis=1))
+        spell, divs = nh._values(level), nh.DIVISIONS[level]
+        p_one = np.array([sum(1 / len(divs) / (n - 1) for n, _ in spell[t]) for t in vals])
+        assert (perms * np.prod(p_one[rows], axis=1)).tobytes() == prob.tobytes()
+        parallel = [eisenstein_turn_class(eisenstein_product([vals[i] for i in r])) == "0" for r in rows]
+        assert ((gap == 0.0) == np.array(parallel)).all()
+
+
+def test_index_turn_equals_turn_mod60():
+    spell, eis, turn, _, half = nh._per_value(2)
+    vals = sorted(nh._values(2))
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        ix = [half] + rng.integers(len(vals), size=int(rng.integers(3, 9))).tolist()
+        assert nh._turn_mod60_ix(ix, eis, turn) == nh.turn_mod60([vals[i] for i in ix])
+
+
+def _pair_candidates_by_brute_force(s):
+    """Every move of every tick by at most 4 steps in all, filtered and sorted as one list."""
+    def moves(i, left):
+        if i == len(s.ticks):
+            yield ()
+            return
+        for d in range(-left, left + 1):
+            for rest in moves(i + 1, left - abs(d)):
+                yield (d,) + rest
+    log_a = [{k: math.log(float(nh.regular_ratio_sq(6, Fraction(k, n)))) for k in range(1, n)} for n in s.divisions]
+    longer = nh.h5_vs_h(s).value == nh.LONGER
+    cands = []
+    for d in moves(0, 4):
+        ks = [k + x for k, x in zip(s.ticks, d)]
+        if not any(d) or not all(0 < k < n for k, n in zip(ks, s.divisions)) or 2 * ks[0] == s.divisions[0]:
+            continue
+        r = math.exp(0.5 * sum(la[k] for la, k in zip(log_a[:nh.Q4_DEPTH], ks)))
+        if (r < float(nh.H)) if longer else (r > float(nh.H)):
+            changed = [i for i, x in enumerate(d) if x]
+            cands.append(((sum(map(abs, d)), -changed[0], changed, d), tuple(ks)))
+    return [ks for _, ks in sorted(cands)]
+
+
+def test_pair_candidates_come_in_the_brute_force_order():
+    for s in (hand((3, 4, 6, 4), (1, 1, 1, 3)), hand((4, 5, 3, 6, 2, 5), (3, 2, 1, 5, 1, 4), level=2),
+              hand((6, 2, 3, 6, 5, 4, 3, 2), (1, 1, 2, 5, 2, 1, 1, 1), level=3)):
+        assert list(nh.pair_candidates(s)) == _pair_candidates_by_brute_force(s)

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
-from shapely.geometry import LineString, box
+import shapely
+from shapely.geometry import LineString
 
 from grip.answers import Choice, Count, Number, Ordered, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
@@ -71,24 +73,30 @@ def cell_box(i: int) -> tuple[float, float, float, float]:
             (cx + 1) * CELL_PX - pad(cx == 0), (cy + 1) * CELL_PX - pad(cy == 0))
 
 
-def strokes(v, phi: float, theta: float, arms) -> list[LineString]:
+@lru_cache(maxsize=256)   # label_spot, extent and draw ask for the same angle's strokes
+def strokes(v, phi: float, theta: float, arms) -> tuple[LineString, ...]:
     arc = [along(v, phi + theta * k / 24, ARC_PX) for k in range(25)]
-    return [LineString([v, along(v, phi, arms[0])]), LineString([v, along(v, phi + theta, arms[1])]),
-            LineString(arc)]
+    return (LineString([v, along(v, phi, arms[0])]), LineString([v, along(v, phi + theta, arms[1])]),
+            LineString(arc))
 
 
+LABEL_TRIES = [(64, 0), (90, 0), (34, 180), (50, 180)] + [(r, t) for r in (36, 60) for t in
+                                                          (150, -150, 120, -120, 90, -90)]
+
+
+@lru_cache(maxsize=256)
 def label_spot(v, phi: float, theta: float, arms) -> tuple[float, float] | None:
     """Centre of the letter: the first spot, along the bisector beyond the arc and then around the vertex, whose
     box keeps `LABEL_CLEAR_PX` from both arms and the arc."""
-    lines = strokes(v, phi, theta, arms)
+    lines = np.array(strokes(v, phi, theta, arms), dtype=object)
     bis = phi + theta / 2
-    for r, turn in [(64, 0), (90, 0), (34, 180), (50, 180)] + [(r, t) for r in (36, 60) for t in
-                                                               (150, -150, 120, -120, 90, -90)]:
-        c = along(v, bis + turn, r)
-        b = box(c[0] - LABEL_HALF_PX, c[1] - LABEL_HALF_PX, c[0] + LABEL_HALF_PX, c[1] + LABEL_HALF_PX)
-        if all(b.distance(g) >= LABEL_CLEAR_PX + 1.5 for g in lines):
-            return c
-    return None
+    spots = [along(v, bis + turn, r) for r, turn in LABEL_TRIES]
+    c = np.array(spots)
+    # Every spot's box against the three strokes in one GEOS call (the same distances as one call per pair).
+    b = shapely.box(c[:, 0] - LABEL_HALF_PX, c[:, 1] - LABEL_HALF_PX, c[:, 0] + LABEL_HALF_PX,
+                    c[:, 1] + LABEL_HALF_PX)
+    clear = (shapely.distance(b[:, None], lines[None, :]) >= LABEL_CLEAR_PX + 1.5).all(1)
+    return next((p for p, ok in zip(spots, clear) if ok), None)
 
 
 def extent(v, phi: float, theta: float, arms) -> tuple[float, float, float, float] | None:
@@ -232,7 +240,7 @@ def _thetas(rng: np.random.Generator, level: int, cls: str, r4: int, r5: int, n_
     angles; every gap at least g. None if the draw failed."""
     g, (lo, hi) = GAP_DEG[level], THETA[level]
     tq = _q_theta(rng, cls, level)
-    x = int(rng.choice(EXTRA))
+    x = EXTRA[int(rng.integers(len(EXTRA)))]      # the draw of rng.choice(EXTRA), without its overhead
     if tq + x > 340:
         return None
     slots = [(lo, tq - g)] * (r4 - 1) + [(tq + g, tq + x - g)] * (r5 - r4) + [(tq + x + g, hi)] * (4 - r5)

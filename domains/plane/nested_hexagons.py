@@ -29,15 +29,16 @@ import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
-from itertools import combinations, combinations_with_replacement
+from itertools import combinations
 
 import numpy as np
 from scipy.special import gammaln
-from shapely.geometry import LineString, Point, Polygon
+import shapely
+from shapely.geometry import Polygon
 
 from grip.answers import Choice, Count, Number, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
-from grip.geometry import (corner_triangles, eisenstein, eisenstein_mul, eisenstein_product, eisenstein_turn_class,
+from grip.geometry import (corner_triangles, eisenstein, eisenstein_mul, eisenstein_turn_class,
                            fitted_ticks, nest, outline_clearance, regular_polygon, regular_ratio_sq, regular_turn_deg,
                            tick_stats, triangle_inradius)
 from grip.renderers import shapes
@@ -103,7 +104,12 @@ def _a_float(t: Fraction) -> float:
 
 def h5_ratio(ts) -> float:
     """H5's side / H1's side."""
-    return side_ratio(list(ts)[:Q4_DEPTH])
+    return _h5_ratio(tuple(ts)[:Q4_DEPTH])
+
+
+@lru_cache(maxsize=256)   # the ladder, Q4's rephrasing and the minimal pair's candidates ask it again and again
+def _h5_ratio(ts: tuple[Fraction, ...]) -> float:
+    return side_ratio(ts)
 
 
 def turn_mod60(ts) -> float:
@@ -198,6 +204,7 @@ def legible(scene: Scene) -> bool:
 
 # --- sampling ----------------------------------------------------------------------------------------------------
 
+@lru_cache(maxsize=None)   # read-only: every try of the sampler spells its fractions from it
 def _values(level: int) -> dict[Fraction, list[tuple[int, int]]]:
     """Reduced fraction -> its (n, k) spellings on the level's tick grids."""
     out: dict[Fraction, list[tuple[int, int]]] = {}
@@ -205,6 +212,18 @@ def _values(level: int) -> dict[Fraction, list[tuple[int, int]]]:
         for k in range(1, n):
             out.setdefault(Fraction(k, n), []).append((n, k))
     return out
+
+
+def _sorted_rows(v: int, m: int) -> np.ndarray:
+    """`itertools.combinations_with_replacement(range(v), m)` as an int64 array (the same rows, the same order):
+    each row of length j - 1, in order, followed by every value from its last one up."""
+    rows = np.arange(v, dtype=np.int64)[:, None]
+    for _ in range(m - 1):
+        reps = v - rows[:, -1]
+        start = np.cumsum(reps) - reps
+        new = np.repeat(rows[:, -1], reps) + np.arange(reps.sum()) - np.repeat(start, reps)
+        rows = np.column_stack([np.repeat(rows, reps, axis=0), new])
+    return rows
 
 
 @lru_cache(maxsize=None)
@@ -217,16 +236,22 @@ def multisets(level: int, m: int):
     vals = sorted(spell)
     divs = DIVISIONS[level]
     p_one = np.array([sum(1 / len(divs) / (n - 1) for n, _ in spell[t]) for t in vals])
-    rows = np.array(list(combinations_with_replacement(range(len(vals)), m)), dtype=np.int64)
+    rows = _sorted_rows(len(vals), m)
     log_a = np.log([float(regular_ratio_sq(6, t)) for t in vals])
     ratio = np.exp(0.5 * log_a[rows].sum(axis=1))
     turn = np.array([regular_turn_deg(6, t) for t in vals])[rows].sum(axis=1) % 60.0
     gap = np.minimum(turn, 60.0 - turn)
+    eis = [eisenstein(t) for t in vals]
     for r in np.flatnonzero(gap < 1e-6):
-        if eisenstein_turn_class(eisenstein_product([vals[i] for i in rows[r]])) == "0":
+        z = (1, 0)
+        for i in rows[r].tolist():
+            z = eisenstein_mul(z, eis[i])
+        if eisenstein_turn_class(z) == "0":
             gap[r] = 0.0
-    counts = np.stack([(rows == i).sum(axis=1) for i in range(len(vals))], axis=1)
-    perms = np.exp(gammaln(m + 1) - gammaln(counts + 1).sum(axis=1))   # orderings of each multiset
+    # counts[r, i]: how often value i occurs in row r; gammaln of the counts + 1 looked up (the same elementwise)
+    counts = np.bincount((np.arange(len(rows))[:, None] * len(vals) + rows).ravel(),
+                         minlength=len(rows) * len(vals)).reshape(len(rows), len(vals))
+    perms = np.exp(gammaln(m + 1) - gammaln(np.arange(1, m + 2))[counts].sum(axis=1))   # orderings of each multiset
     prob = perms * np.prod(p_one[rows], axis=1)
     return vals, rows, ratio, gap, prob
 
@@ -252,9 +277,12 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     raise Reject("no_scene_for_cell")
 
 
+_Q4_ABOVE, _Q4_BELOW = float(H) + RATIO_GAP + 1e-9, float(H) - RATIO_GAP - 1e-9
+
+
 def _q4_ok(ratio, q4: str):
     """H5's side ratio(s) on the target side of h, with the margin."""
-    return ratio > float(H) + RATIO_GAP + 1e-9 if q4 == LONGER else ratio < float(H) - RATIO_GAP - 1e-9
+    return ratio > _Q4_ABOVE if q4 == LONGER else ratio < _Q4_BELOW
 
 
 @lru_cache(maxsize=None)
@@ -271,32 +299,62 @@ def _pool(level: int, n_hex: int, q2: str, q4: str) -> tuple[np.ndarray, np.ndar
     return pool, np.cumsum(w), w.sum()
 
 
+@lru_cache(maxsize=None)
+def _per_value(level: int) -> tuple[list[list[tuple[int, int]]], list[tuple[int, int]], list[float], list[float], int]:
+    """Per value of `multisets(level, .)` (by index): its (n, k) spellings, Eisenstein integer, turn in degrees and
+    a as a float, and the index of 1/2: the sampler's tries work on indices, not on Fractions."""
+    spell = _values(level)
+    vals = sorted(spell)
+    return ([spell[t] for t in vals], [_per_fraction(t)[0] for t in vals], [_per_fraction(t)[1] for t in vals],
+            [_a_float(t) for t in vals], vals.index(HALF))
+
+
+def _turn_mod60_ix(seq, eis, turn) -> float:
+    """`turn_mod60` of the values with these indices (the same product and the same float sum, in order)."""
+    z = (1, 0)
+    for j in seq:
+        z = eisenstein_mul(z, eis[j])
+    cls = eisenstein_turn_class(z)
+    if cls == "0":
+        return 0.0
+    if cls == "30":
+        return 30.0
+    return sum([turn[j] for j in seq]) % 60.0
+
+
 def build(rng: np.random.Generator, level: int, n_hex: int, q2: str, q4: str, q5: str) -> Scene | None:
     """One try at a scene with the target answers (None when the draw misses). A parallel innermost comes from
     the exact list `parallel_sets`; the order is then chosen so that H2's fraction gives the Q5 target and the
     first four fractions (H2 to H5) the Q4 target."""
-    m, values = n_hex - 1, _values(level)
-    vals, rows, _, _, _ = multisets(level, m)
+    m = n_hex - 1
+    rows = multisets(level, m)[1]
+    spell, eis, turn, a_of, half = _per_value(level)
     pool, cum, total = _pool(level, n_hex, q2, q4)
     if not len(pool):
         return None
-    ts = [vals[i] for i in rows[pool[int(np.searchsorted(cum, rng.random() * total))]]]
-    ts = [ts[i] for i in rng.permutation(m)]
-    firsts = [i for i, t in enumerate(ts) if t != HALF and direction_gap_deg([HALF] + ts[:i] + ts[i + 1:])
-              >= TURN_GAP_DEG and _direction([HALF] + ts[:i] + ts[i + 1:]) == q5]
+    row = rows[pool[int(np.searchsorted(cum, rng.random() * total))]].tolist()
+    ts = [row[i] for i in rng.permutation(m)]          # value indices from here on
+    firsts = []
+    for i, t in enumerate(ts):
+        if t == half:
+            continue
+        mod = _turn_mod60_ix([half] + ts[:i] + ts[i + 1:], eis, turn)
+        # direction_gap_deg >= TURN_GAP_DEG, then _direction == q5 (no tie: the gap is positive)
+        if min(mod, abs(mod - 30.0), 60.0 - mod) >= TURN_GAP_DEG and (CCW if mod < 30.0 else CW) == q5:
+            firsts.append(i)
     if not firsts:
         return None
     i = firsts[int(rng.integers(len(firsts)))]
     rest = ts[:i] + ts[i + 1:]
-    a = [_a_float(t) for t in rest]
-    a1 = _a_float(ts[i])
+    a = [a_of[t] for t in rest]
+    a1 = a_of[ts[i]]
     fronts = [c for c in combinations(range(m - 1), Q4_DEPTH - 1)
-              if _q4_ok(math.sqrt(a1 * math.prod(a[j] for j in c)), q4)]
+              if _q4_ok(math.sqrt(a1 * math.prod([a[j] for j in c])), q4)]
     if not fronts:
         return None
     c = fronts[int(rng.integers(len(fronts)))]
     ts = [ts[i]] + [rest[j] for j in c] + [t for j, t in enumerate(rest) if j not in c]
-    spelled = [values[t][int(rng.integers(len(values[t])))] for t in ts]
+    spelled = [spell[t][int(rng.integers(len(spell[t])))] for t in ts]
     s = Scene(level, int(rng.choice(SIDES_CM)), float(rng.uniform(320, 340)), float(rng.uniform(0, 60)),
               tuple(n for n, _ in spelled), tuple(k for _, k in spelled))
     return s if legible(s) else None
@@ -346,34 +404,50 @@ def edit(scene: Scene) -> Scene:
 counterfactual = turn_direction
 
 
-def minimal_pair(scene: Scene) -> Scene:
-    """Move tick indices (same n_i) by the fewest total steps (at most 4) so that Q4 flips and every rule holds;
-    ties: the deepest first changed hexagon (fewest hexagons move), then the lowest indices."""
-    q4, h = h5_vs_h(scene).value, H
-    m = len(scene.ticks)
+def _moves(n: int, left: int):
+    """Every vector of n integer steps whose absolute values sum to at most `left`."""
+    if n == 0:
+        yield ()
+        return
+    for d in range(-left, left + 1):
+        for rest in _moves(n - 1, left - abs(d)):
+            yield (d,) + rest
 
-    def moves(i: int, left: int):
-        if i == m:
-            yield ()
-            return
-        for d in range(-left, left + 1):
-            for rest in moves(i + 1, left - abs(d)):
-                yield (d,) + rest
+
+def pair_candidates(scene: Scene):
+    """The tick indices (same n_i) that flip Q4 in floats within 4 steps, in the minimal pair's order: fewest total
+    steps, then the deepest first changed hexagon (fewest hexagons move), then the lowest indices."""
+    q4, h = h5_vs_h(scene).value, H
+    divs, ticks, m = scene.divisions, scene.ticks, len(scene.ticks)
     # log a for every reachable tick of every level: the flip test runs in floats, the full rules on survivors.
-    log_a = [{k: math.log(float(regular_ratio_sq(6, Fraction(k, n)))) for k in range(1, n)}
-             for n in scene.divisions]
+    log_a = [{k: math.log(float(regular_ratio_sq(6, Fraction(k, n)))) for k in range(1, n)} for n in divs]
     flipped = (lambda r: r < float(h)) if q4 == LONGER else (lambda r: r > float(h))
-    cands = []
-    for d in moves(0, 4):
-        ks = [k + x for k, x in zip(scene.ticks, d)]
-        if not any(d) or not all(0 < k < n for k, n in zip(ks, scene.divisions)):
-            continue
-        if Fraction(ks[0], scene.divisions[0]) == HALF or not flipped(math.exp(0.5 * sum(
-                la[k] for la, k in zip(log_a[:Q4_DEPTH], ks)))):
-            continue
-        changed = [i for i, x in enumerate(d) if x]
-        cands.append(((sum(map(abs, d)), -changed[0], changed, d), tuple(ks)))
-    for _, ks in sorted(cands):
+    # Only the first Q4_DEPTH ticks decide the flip (and the 1/2 rule): their moves are tested once each, the later
+    # ticks' moves are only range-checked, and the candidates are ordered a total step count at a time.
+    fronts = [[] for _ in range(5)]           # moves of the first Q4_DEPTH ticks, by total steps
+    for d in _moves(Q4_DEPTH, 4):
+        ks = [k + x for k, x in zip(ticks, d)]
+        if (all(0 < k < n for k, n in zip(ks, divs)) and 2 * ks[0] != divs[0]
+                and flipped(math.exp(0.5 * sum(la[k] for la, k in zip(log_a, ks))))):
+            fronts[sum(map(abs, d))].append(d)
+    backs = [[] for _ in range(5)]            # moves of the other ticks, by total steps
+    for d in _moves(m - Q4_DEPTH, 4):
+        if all(0 < k + x < n for k, x, n in zip(ticks[Q4_DEPTH:], d, divs[Q4_DEPTH:])):
+            backs[sum(map(abs, d))].append(d)
+    for steps in range(1, 5):
+        cands = []
+        for sf in range(steps + 1):
+            for f in fronts[sf]:
+                for b in backs[steps - sf]:
+                    d = f + b
+                    changed = [i for i, x in enumerate(d) if x]
+                    cands.append(((-changed[0], changed, d), tuple(k + x for k, x in zip(ticks, d))))
+        yield from (ks for _, ks in sorted(cands))
+
+
+def minimal_pair(scene: Scene) -> Scene:
+    """The first of `pair_candidates` for which every rule holds."""
+    for ks in pair_candidates(scene):
         twin = replace(scene, ticks=ks)
         try:
             ok = legible(twin) and not ladder(twin).failing_margins()
@@ -442,34 +516,34 @@ def rephrase_q4(scene: Scene) -> Question:
 
 # --- drawing ----------------------------------------------------------------------------------------------------
 
-def _exit_distance(poly: Polygon, p, d) -> float:
-    """How far the ray p + s d (p inside the polygon, d a unit vector) runs before it leaves the polygon."""
-    hit = LineString([p, (p[0] + d[0] * 2000, p[1] + d[1] * 2000)]).intersection(poly.exterior)
-    pts = getattr(hit, "geoms", [hit])
-    return min(math.dist(p, (q.x, q.y)) for q in pts)
-
-
 def _h2_label(canvas: Canvas, scene: Scene, hexes) -> None:
     """"H2" outside H1 with a leader to a dot on an H2 side: the dot keeps `LEADER_CLEAR_PX` from H1's outline and
     from H3's corners, and the leader crosses H1's outline away from H1's corners, so it cannot point at either."""
     t2 = float(fractions_t(scene)[1])
     h1 = Polygon(hexes[0])
+    ring = h1.exterior
     w, hh = text_size(canvas, "H2", LABEL)
-    spots = []                                # (distance, order, dot, label centre, direction)
+    dots = []                                 # candidate dots in scan order (side, then u)
     for j in range(6):
         (ax, ay), (bx, by) = hexes[1][j], hexes[1][(j + 1) % 6]
-        for u in (0.5, 0.4, 0.6, 0.3, 0.7):
-            p = (ax + (bx - ax) * u, ay + (by - ay) * u)
-            if abs(u - t2) < 0.15 or h1.exterior.distance(Point(p)) < LEADER_CLEAR_PX:
-                continue
-            n = (p[0] - CENTER[0], p[1] - CENTER[1])
-            n = (n[0] / math.hypot(*n), n[1] / math.hypot(*n))
-            out = _exit_distance(h1, p, n)
-            cross = (p[0] + n[0] * out, p[1] + n[1] * out)
-            if min(math.dist(cross, v) for v in hexes[0]) < LEADER_CLEAR_PX:
-                continue
-            d = out + 10 + abs(n[0]) * w / 2 + abs(n[1]) * hh / 2
-            spots.append((d, len(spots), p, (p[0] + n[0] * d, p[1] + n[1] * d), n))
+        dots += [(ax + (bx - ax) * u, ay + (by - ay) * u) for u in (0.5, 0.4, 0.6, 0.3, 0.7) if abs(u - t2) >= 0.15]
+    # One GEOS call per test for all dots (the same distances and crossings as one call per dot).
+    gaps = shapely.distance(ring, shapely.points(np.reshape(dots, (-1, 2))))
+    dots = [p for p, gap in zip(dots, gaps.tolist()) if gap >= LEADER_CLEAR_PX]
+    normals = []
+    for p in dots:
+        n = (p[0] - CENTER[0], p[1] - CENTER[1])
+        normals.append((n[0] / math.hypot(*n), n[1] / math.hypot(*n)))
+    rays = [[p, (p[0] + n[0] * 2000, p[1] + n[1] * 2000)] for p, n in zip(dots, normals)]
+    hits = shapely.intersection(shapely.linestrings(np.reshape(rays, (-1, 2, 2))), ring)
+    spots = []                                # (distance, order, dot, label centre, direction)
+    for p, n, hit in zip(dots, normals, hits):
+        out = min(math.dist(p, q) for q in shapely.get_coordinates(hit).tolist())   # where the ray leaves H1
+        cross = (p[0] + n[0] * out, p[1] + n[1] * out)
+        if min(math.dist(cross, v) for v in hexes[0]) < LEADER_CLEAR_PX:
+            continue
+        d = out + 10 + abs(n[0]) * w / 2 + abs(n[1]) * hh / 2
+        spots.append((d, len(spots), p, (p[0] + n[0] * d, p[1] + n[1] * d), n))
     # The nearest spot whose label box fits (the first one in the scan order among equals): boxes are tested
     # nearest first, so most spots never need theirs.
     for _, _, p, c, n in sorted(spots, key=lambda x: x[:2]):
