@@ -169,3 +169,25 @@ def test_rephrase_is_identity_and_edit_only_removes_the_star(s):
     assert m.rephrase_q4(s).answer == m.ladder(s).rungs[3].answer
     e = m.edit(s)
     assert set(s.piece) - set(e.piece) == {s.star} and len(m.gap(e)) == len(m.gap(s)) + 1
+
+
+# --- the fast paths against plain versions ------------------------------------------------------------------------
+
+def test_box_visibility_rotations_and_probes_match_plain_versions():
+    """The precomputed visibility of sets inside [0, 3)^3 equals the dense slab test to the bit; `vx.rotated` is the
+    matrix product, normalised; `_probe_cells` is the bounding-box scan."""
+    rng = np.random.default_rng(5)
+    for _ in range(80):
+        cubes = sorted({tuple(int(v) for v in rng.integers(0, 3, 3)) for _ in range(int(rng.integers(1, 12)))})
+        faces = [(tuple(int(v) for v in rng.integers(0, 3, 3)), vx.AXES[int(rng.integers(3))]) for _ in range(9)]
+        occ = np.asarray(cubes, dtype=np.int64)
+        assert vx.face_visibility(cubes, faces).tobytes() == vx._face_visibility_dense(occ, faces, pj.TRI).tobytes()
+        probes = [c for c, _ in faces]
+        best = vx._face_visibility_dense(occ, [(c, ax) for c in probes for ax in vx.AXES], pj.TRI)
+        assert vx.best_face_visibility(cubes, probes).tobytes() == best.reshape(-1, 3).max(axis=1).tobytes()
+        k = int(rng.integers(24))
+        assert vx.rotated(cubes, k) == vx.normalise(occ @ pj.CUBE_ROTATIONS[k].T)
+        lo, hi = occ.min(axis=0), occ.max(axis=0)
+        box = itertools.product(*(range(a, b + 1) for a, b in zip(lo.tolist(), hi.tolist())))
+        assert m._probe_cells(cubes) == [c for c in box if c not in cubes
+                                         and any(n in cubes for n in vx.neighbours(c))]

@@ -7,6 +7,7 @@ strings, top row first, '#' filled and '-' empty, cropped to its filled cells.""
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -96,6 +97,8 @@ def normalise(cubes: Iterable[Sequence[int]]) -> tuple[Cube, ...]:
         s = {(int(c[0]), int(c[1]), int(c[2])) for c in cubes}
     xs, ys, zs = zip(*s)
     x0, y0, z0 = min(xs), min(ys), min(zs)
+    if x0 == y0 == z0 == 0:                 # already at the origin (most calls)
+        return tuple(sorted(s))
     return tuple(sorted((x - x0, y - y0, z - z0) for x, y, z in s))
 
 
@@ -105,8 +108,29 @@ def rotations(cubes: Iterable[Sequence[int]]) -> list[tuple[Cube, ...]]:
     return [normalise(a @ m.T) for m in pj.CUBE_ROTATIONS]
 
 
+# Each rotation matrix as (column, sign) per row: it has one nonzero entry, +-1, per row and column.
+_SIGNED_PERMS = tuple(tuple((int(np.flatnonzero(row)[0]), int(row[np.flatnonzero(row)[0]])) for row in m)
+                      for m in pj.CUBE_ROTATIONS)
+
+
+def rotated(cubes: Iterable[Sequence[int]], k: int) -> tuple[Cube, ...]:
+    """normalise(cubes @ pj.CUBE_ROTATIONS[k].T), in integers without the matrix product."""
+    (i, a), (j, b), (l, c) = _SIGNED_PERMS[k]
+    return normalise([(a * p[i], b * p[j], c * p[l]) for p in cubes])
+
+
 def canonical(cubes: Iterable[Sequence[int]]) -> tuple[Cube, ...]:
     """The smallest normalised rotation: two sets are rotations of each other iff their canonical forms agree."""
+    if type(cubes) is tuple:            # drawn candidates and gaps, asked about again and again
+        try:
+            return _canonical_of_tuple(cubes)
+        except TypeError:               # unhashable cubes (lists, arrays)
+            pass
+    return _canonical(normalise(cubes))
+
+
+@functools.lru_cache(maxsize=16384)
+def _canonical_of_tuple(cubes: tuple) -> tuple[Cube, ...]:
     return _canonical(normalise(cubes))
 
 
@@ -135,8 +159,8 @@ def achiral(cubes: Iterable[Sequence[int]]) -> bool:
 
 
 def box_size(cubes: Iterable[Sequence[int]]) -> tuple[int, int, int]:
-    a = np.asarray([tuple(c) for c in cubes], dtype=int).reshape(-1, 3)
-    return tuple(int(v) for v in a.max(axis=0) - a.min(axis=0) + 1)
+    xs, ys, zs = zip(*cubes)
+    return (int(max(xs)) - int(min(xs)) + 1, int(max(ys)) - int(min(ys)) + 1, int(max(zs)) - int(min(zs)) + 1)
 
 
 def occupancy(cubes: Iterable[Sequence[int]]) -> np.ndarray:
@@ -264,9 +288,18 @@ def face_visibility(cubes: Iterable[Sequence[int]], faces: Sequence[tuple[Sequen
     be in the set; a face glued to a cube of the set is hidden (its rays start inside that cube)."""
     if not faces:
         return np.zeros(0)
+    if not isinstance(cubes, (np.ndarray, list, tuple, set, frozenset)):
+        cubes = list(cubes)
+    tri = cam is _CAM or cam == _CAM
+    if tri:
+        vis = _box_visibility(cubes)
+        if vis is not None:
+            rows = [_BOX_FACES.get((tuple(c), ax)) for c, ax in faces]
+            if None not in rows:
+                return vis[rows]
     # The set's cubes, in any order and repeats allowed: a ray is blocked when any of them blocks it.
     occ = np.asarray(cubes if isinstance(cubes, np.ndarray) else list(cubes), dtype=np.int64).reshape(-1, 3)
-    if cam is not _CAM and cam != _CAM:
+    if not tri:
         return _face_visibility_dense(occ, faces, cam)
     # Each (face, cube) pair's 25 slab tests stand alone: they are remembered as a bit mask of the sample points
     # that cube blocks (computed by `_slab_hits`, the same float operations as the dense test), and a face's
@@ -320,6 +353,40 @@ def _slab_hits(pairs) -> list[int]:
     return (hit.astype(np.int64) * _BITS).sum(axis=1).tolist()
 
 
+# Sets and faces inside the box [0, 3)^3 (every drawing of combination_3d) take a precomputed path: cell (x, y, z)
+# is bit 9 x + 3 y + z of a set's occupancy word, and per face (row 3 cell + axis) and 9-bit chunk k of that word,
+# _CHUNKS[k][row, v] is the union of the `_slab_hits` masks of the cells in chunk value v.
+_BOX_CELLS = {c: 9 * c[0] + 3 * c[1] + c[2] for c in itertools.product(range(3), repeat=3)}
+_BOX_FACES = {(c, ax): 3 * i + k for c, i in _BOX_CELLS.items() for k, ax in enumerate(AXES)}
+_CHUNKS: list = []
+
+
+def _box_visibility(cubes: np.ndarray | Sequence[Sequence[int]]) -> np.ndarray | None:
+    """The visible fraction of all 81 faces of the box (rows as in _BOX_FACES) for a set inside it, else None.
+    Cubes as given: coordinates that are not integers find no cell (the caller's general path converts them)."""
+    word = 0
+    for o in (cubes.reshape(-1, 3).tolist() if isinstance(cubes, np.ndarray) else cubes):
+        i = _BOX_CELLS.get(tuple(o))
+        if i is None:
+            return None
+        word |= 1 << i
+    return _box_word_visibility(word)
+
+
+@functools.lru_cache(maxsize=4096)
+def _box_word_visibility(word: int) -> np.ndarray:
+    if not _CHUNKS:
+        keys = list(_BOX_FACES)
+        hits = np.asarray(_slab_hits([(k, o) for k in keys for o in _BOX_CELLS]), dtype=np.int64).reshape(-1, 3, 9)
+        bits = ((np.arange(512)[:, None] >> np.arange(9)) & 1).astype(bool)                    # (512, 9)
+        _CHUNKS.extend(np.bitwise_or.reduce(np.where(bits, hits[:, k, None, :], 0), axis=2) for k in range(3))
+    blocked = _CHUNKS[0][:, word & 511] | _CHUNKS[1][:, (word >> 9) & 511] | _CHUNKS[2][:, word >> 18]
+    # count / 25 as the float division of two exact integers: the same float as int.bit_count() / 25
+    vis = 1.0 - np.bitwise_count(blocked).astype(float) / (SAMPLES * SAMPLES)
+    vis.flags.writeable = False         # shared by every call with this set
+    return vis
+
+
 def _face_visibility_dense(occ: np.ndarray, faces, cam: pj.OrthoCamera) -> np.ndarray:
     occ = occ.astype(float)
     inv = 1.0 / np.asarray(cam.w, dtype=float)
@@ -338,5 +405,12 @@ def best_face_visibility(cubes: Iterable[Sequence[int]], probes: Sequence[Sequen
     """Per probe cube (in the set or not): the best visible fraction among its +x, +y, +z faces."""
     if not len(probes):
         return np.zeros(0)
+    if not isinstance(cubes, (np.ndarray, list, tuple, set, frozenset)):
+        cubes = list(cubes)
+    vis = _box_visibility(cubes)
+    if vis is not None:
+        cells = [_BOX_CELLS.get(tuple(c)) for c in probes]
+        if None not in cells:
+            return vis.reshape(-1, 3).max(axis=1)[cells]
     faces = [(c, ax) for c in probes for ax in AXES]
     return face_visibility(cubes, faces).reshape(len(probes), 3).max(axis=1)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -99,11 +100,10 @@ def separation(scene: Scene, cells) -> int:
 def _probe_cells(cubes) -> list[tuple[int, int, int]]:
     """Empty cells of the bounding box that touch the set."""
     s = set(cubes)
-    a = np.asarray(sorted(s))
-    lo, hi = a.min(axis=0), a.max(axis=0)
-    return [(x, y, z) for x in range(lo[0], hi[0] + 1) for y in range(lo[1], hi[1] + 1)
-            for z in range(lo[2], hi[2] + 1)
-            if (x, y, z) not in s and any(n in s for n in vx.neighbours((x, y, z)))]
+    xs, ys, zs = zip(*s)
+    x0, x1, y0, y1, z0, z1 = min(xs), max(xs), min(ys), max(ys), min(zs), max(zs)
+    touching = {n for c in s for n in vx.neighbours(c)} - s
+    return [c for c in sorted(touching) if x0 <= c[0] <= x1 and y0 <= c[1] <= y1 and z0 <= c[2] <= z1]
 
 
 @functools.lru_cache(maxsize=8192)
@@ -245,7 +245,8 @@ def random_move(rng, cubes, tries: int = 20):
 
 
 def _visible_drawing(cubes) -> bool:
-    a, b = drawing_visibility(vx.normalise(cubes))
+    """For a normalised cube set (as every caller has)."""
+    a, b = drawing_visibility(cubes)
     return a >= VISIBLE and b >= VISIBLE
 
 
@@ -288,20 +289,14 @@ def _grow_gap(rng, block, n: int, sym_axis: int | None) -> set | None:
     when given (then achiral). Cells whose +x, +y, +z neighbours are gap cells or outside the block (behind the
     gap, as seen) are likelier, GROW_BIAS per such neighbour: the gap stays open toward the viewer, so that its
     cells and the piece cubes behind it remain in view."""
+    around, nearer = _block_neighbours(block)
+
     def mirror(c):
         if sym_axis is None:
             return c
         c = list(c)
         c[sym_axis] = block[sym_axis] - 1 - c[sym_axis]
         return tuple(c)
-
-    def inside(c):
-        return 0 <= c[0] < block[0] and 0 <= c[1] < block[1] and 0 <= c[2] < block[2]
-
-    def covered(c):
-        x, y, z = c
-        return ((x + 1 >= block[0] or (x + 1, y, z) in g) + (y + 1 >= block[1] or (x, y + 1, z) in g)
-                + (z + 1 >= block[2] or (x, y, z + 1) in g))
 
     r = rng.random()
     if r < SEED_SHEET and min(block) == 2 and max(block) == 3:
@@ -317,18 +312,38 @@ def _grow_gap(rng, block, n: int, sym_axis: int | None) -> set | None:
     else:
         start = tuple(int(rng.integers(d)) for d in block)
         g = {start, mirror(start)}
-    front = {m for c in g for m in vx.neighbours(c) if inside(m)} - g
+    front = {m for c in g for m in around[c]} - g
     while len(g) < n:
         if not front:
             return None
         cells = sorted(front)
-        w = list(itertools.accumulate([GROW_BIAS ** covered(c) for c in cells]))   # = np.cumsum, in floats
+        # GROW_BIAS ** (+x, +y, +z neighbours outside the block or in the gap), summed in order (= np.cumsum)
+        w = list(itertools.accumulate([_BIAS_POWERS[nearer[c][0] + len(g.intersection(nearer[c][1]))]
+                                       for c in cells]))
         c = cells[min(bisect.bisect_right(w, rng.random() * w[-1]), len(cells) - 1)]
         for new in {c, mirror(c)}:
             g.add(new)
             front.discard(new)
-            front |= {m for m in vx.neighbours(new) if inside(m) and m not in g}
+            front.update(m for m in around[new] if m not in g)
     return g if vx.connected(g) else None
+
+
+_BIAS_POWERS = tuple(GROW_BIAS ** k for k in range(4))
+
+
+@functools.lru_cache(maxsize=None)
+def _block_neighbours(block) -> tuple[dict, dict]:
+    """Per cell of the block: its face neighbours inside the block; and (how many of its +x, +y, +z neighbours lie
+    outside the block, those that lie inside)."""
+    def inside(c):
+        return 0 <= c[0] < block[0] and 0 <= c[1] < block[1] and 0 <= c[2] < block[2]
+
+    around, nearer = {}, {}
+    for c in itertools.product(*(range(d) for d in block)):
+        around[c] = tuple(m for m in vx.neighbours(c) if inside(m))
+        ahead = [tuple(c[i] + (i == k) for i in range(3)) for k in range(3)]
+        nearer[c] = (sum(not inside(m) for m in ahead), tuple(m for m in ahead if inside(m)))
+    return around, nearer
 
 
 def _buried(piece, block) -> bool:
@@ -340,10 +355,9 @@ def _buried(piece, block) -> bool:
 
 def _turned(rng, cubes) -> tuple | None:
     """The set in a random one of the 24 rotations whose drawing passes the visibility rules."""
-    a = np.asarray(cubes)
     tried = set()
     for i in rng.permutation(24):
-        t = vx.normalise(a @ pj.CUBE_ROTATIONS[int(i)].T)
+        t = vx.rotated(cubes, int(i))
         if t not in tried:                  # a symmetric shape repeats itself under some rotations
             tried.add(t)
             if _visible_drawing(t):
@@ -437,7 +451,7 @@ def _block_and_gap(rng, level: int, achiral: bool):
         lo = max(GAP[level][0], total - PIECE[level][1])
         hi = min(GAP[level][1], total - PIECE[level][0])
         g = _grow_gap(rng, block, int(rng.integers(lo, hi + 1)), int(rng.integers(3)) if achiral and rng.random() < 0.5 else None)
-        if g is None or not lo <= len(g) <= hi or int(np.prod(vx.box_size(g))) == len(g):
+        if g is None or not lo <= len(g) <= hi or math.prod(vx.box_size(g)) == len(g):
             continue                               # a box-shaped gap (a whole layer) is no puzzle
         cells = [(x, y, z) for x in range(block[0]) for y in range(block[1]) for z in range(block[2])]
         piece = tuple(c for c in cells if c not in g)
