@@ -205,3 +205,35 @@ def test_most_level_1_scenes_carry_a_minimal_pair():
         except Reject:
             pass
     assert found >= 5
+
+
+def test_segments_and_best_overlap_match_plain_references():
+    """The fast `segments` (runs walked from their first edges) and `best_overlap` (votes per direction) against
+    plain ones: growing each edge along its line, and trying every translation."""
+    rng = np.random.default_rng(0)
+    every = ed.all_edges()
+
+    def plain_segments(edges):
+        es, out = {ed.edge(*x) for x in edges}, set()
+        for a, b in es:
+            d = (b[0] - a[0], b[1] - a[1])
+            while ed.edge((a[0] - d[0], a[1] - d[1]), a) in es:
+                a = (a[0] - d[0], a[1] - d[1])
+            while ed.edge(b, (b[0] + d[0], b[1] + d[1])) in es:
+                b = (b[0] + d[0], b[1] + d[1])
+            out.add((a, b))
+        return sorted(out)
+
+    def plain_overlap(small, big, turns):
+        return max(len({ed.edge((a[0] + dx, a[1] + dy), (b[0] + dx, b[1] + dy)) for a, b in s} & set(big))
+                   for s in {ed.turned(small, k) for k in range(4 if turns else 1)}
+                   for dx in range(-4, 5) for dy in range(-4, 5))
+
+    for k in range(60):
+        edges = [every[i] for i in rng.choice(len(every), size=int(rng.integers(1, 60)), replace=False)]
+        assert ed.segments(edges) == plain_segments(edges)
+        assert ed.segments([(b, a) for a, b in edges]) == plain_segments(edges)
+        small, big = (ef._random_shape(rng, 1 + k % 3, bool(j)) for j in (k % 2, k // 2 % 2))
+        assert ed.best_overlap(small, big, k % 2 == 0) == plain_overlap(small, big, k % 2 == 0)
+        rows = ed.placement_indices(small, k % 2 == 0)
+        assert ed.placements(small, k % 2 == 0) == tuple(sum(1 << i for i in row) for row in rows)

@@ -12,7 +12,8 @@ Edge = tuple                                # ((x0, y0), (x1, y1)) with the smal
 
 
 def edge(p, q) -> Edge:
-    p, q = tuple(p), tuple(q)
+    if type(p) is not tuple or type(q) is not tuple:
+        p, q = tuple(p), tuple(q)
     return (p, q) if p <= q else (q, p)
 
 
@@ -51,7 +52,8 @@ def mask(edges, size: int = SIZE) -> int:
     idx = edge_index(size)
     m = 0
     for e in edges:
-        m |= 1 << idx[edge(*e)]
+        i = idx.get(e) if type(e) is tuple else None      # a normalised edge, the usual case, looked up as it is
+        m |= 1 << (idx[edge(*e)] if i is None else i)
     return m
 
 
@@ -78,32 +80,56 @@ def extent(edges) -> tuple[int, int]:
     return max(p[0] for p in pts) - min(p[0] for p in pts), max(p[1] for p in pts) - min(p[1] for p in pts)
 
 
+@lru_cache(maxsize=None)
+def _index_grid(size: int = SIZE):
+    """`edge_index` as an array over (x0, y0, x1, y1), -1 where no unit edge: translated edges looked up at once."""
+    import numpy as np
+    g = np.full((size,) * 4, -1, dtype=np.int64)
+    for i, ((x0, y0), (x1, y1)) in enumerate(all_edges(size)):
+        g[x0, y0, x1, y1] = i
+    return g
+
+
+@lru_cache(maxsize=4096)
+def _placement_rows(shape: tuple, turns: bool, size: int = SIZE):
+    """`placement_indices` as an array, one row per placement."""
+    import numpy as np
+    grid = _index_grid(size)
+    parts = []
+    for s in _turns_of(shape, turns):
+        w, h = extent(s)
+        x0, y0, x1, y1 = np.array([(a[0], a[1], b[0], b[1]) for a, b in s]).T
+        # One row per translation (dx, dy), dx in 0..size-w-1, dy in 0..size-h-1; a translate of a normalised edge
+        # is normalised.
+        dx = np.repeat(np.arange(size - w), size - h)[:, None]
+        dy = np.tile(np.arange(size - h), size - w)[:, None]
+        parts.append(np.sort(grid[x0 + dx, y0 + dy, x1 + dx, y1 + dy], axis=1))
+    rows = np.concatenate(parts)
+    rows = rows[np.lexsort(rows.T[::-1])]                                   # lexicographic order
+    return rows[np.r_[True, (rows[1:] != rows[:-1]).any(axis=1)]]           # each edge set once
+
+
 @lru_cache(maxsize=4096)
 def placement_indices(shape: tuple, turns: bool, size: int = SIZE) -> tuple[tuple[int, ...], ...]:
     """Every distinct edge set of the shape inside the lattice, as sorted `all_edges` indices: translations, and
     quarter turns if `turns`. A square's four turns are one placement."""
-    idx = edge_index(size)
-    out = set()
-    for k in (range(4) if turns else (0,)):
-        s = turned(shape, k)
-        w, h = extent(s)
-        for dx in range(size - w):
-            for dy in range(size - h):
-                out.add(tuple(sorted(idx[edge((a[0] + dx, a[1] + dy), (b[0] + dx, b[1] + dy))] for a, b in s)))
-    return tuple(sorted(out))
+    return tuple(map(tuple, _placement_rows(shape, turns, size).tolist()))
 
 
 @lru_cache(maxsize=4096)
 def placements(shape: tuple, turns: bool, size: int = SIZE) -> tuple[int, ...]:
     """The placements as bitmasks over `all_edges`."""
-    return tuple(sum(1 << i for i in row) for row in placement_indices(shape, turns, size))
+    import numpy as np
+    bits = np.packbits(placement_matrix(shape, turns, size).astype(np.uint8), axis=1, bitorder="little")
+    return tuple(int.from_bytes(row.tobytes(), "little") for row in bits)
 
 
 @lru_cache(maxsize=256)
 def _absent(figure: int, size: int = SIZE):
     import numpy as np
     n = len(all_edges(size))
-    return np.array([0 if figure >> i & 1 else 1 for i in range(n)], dtype=np.int16)
+    bits = np.unpackbits(np.frombuffer(figure.to_bytes((n + 7) // 8, "little"), np.uint8), bitorder="little")
+    return (1 - bits[:n]).astype(np.int16)
 
 
 def missing_counts(shape: tuple, figure: int, turns: bool):
@@ -130,25 +156,24 @@ def edges_of(m: int, size: int = SIZE) -> list[Edge]:
 def segments(edges) -> list[Edge]:
     """Maximal straight segments: collinear unit edges sharing an end merged into one (endpoints, smaller first)."""
     es = {edge(*e) for e in edges}
-    out, seen = [], set()
-    for e in sorted(es):
-        if e in seen:
+    out = []
+    # Each run is walked from its first edge, the one with no collinear edge before it. A normalised edge (a, b)
+    # has b > a, so d = b - a steps forward in that order: (a - d, a) and (b, b + d) are normalised too.
+    for a, b in es:
+        dx, dy = b[0] - a[0], b[1] - a[1]
+        if ((a[0] - dx, a[1] - dy), a) in es:
             continue
-        (x0, y0), (x1, y1) = e
-        d = (x1 - x0, y1 - y0)
-        a, b = (x0, y0), (x1, y1)
-        while edge((a[0] - d[0], a[1] - d[1]), a) in es:
-            a = (a[0] - d[0], a[1] - d[1])
-        while edge(b, (b[0] + d[0], b[1] + d[1])) in es:
-            b = (b[0] + d[0], b[1] + d[1])
-        run, p = [], a
-        while p != b:
-            q = (p[0] + d[0], p[1] + d[1])
-            run.append(edge(p, q))
-            p = q
-        seen.update(run)
-        out.append(edge(a, b))
-    return sorted(set(out))
+        nxt = (b[0] + dx, b[1] + dy)
+        while (b, nxt) in es:
+            b, nxt = nxt, (nxt[0] + dx, nxt[1] + dy)
+        out.append((a, b))
+    return sorted(out)
+
+
+def length(seg: Edge) -> int:
+    """The number of unit edges of a straight lattice segment."""
+    (x0, y0), (x1, y1) = seg
+    return max(abs(x1 - x0), abs(y1 - y0))
 
 
 def unit_edges(seg: Edge) -> list[Edge]:
@@ -209,10 +234,9 @@ def is_simple(edges) -> bool:
 def placement_matrix(shape: tuple, turns: bool, size: int = SIZE):
     """Placements as rows of a 0/1 matrix over `all_edges` (for counting missing edges of every placement at once)."""
     import numpy as np
-    rows = placement_indices(shape, turns, size)
+    rows = _placement_rows(shape, turns, size)
     m = np.zeros((len(rows), len(all_edges(size))), dtype=np.int16)
-    for r, row in enumerate(rows):
-        m[r, list(row)] = 1
+    m[np.arange(len(rows))[:, None], rows] = 1
     return m
 
 
@@ -230,14 +254,25 @@ def _turns_of(shape: tuple, turns: bool) -> tuple[tuple[Edge, ...], ...]:
     return tuple(dict.fromkeys(turned(shape, k) for k in (range(4) if turns else (0,))))
 
 
+@lru_cache(maxsize=4096)
+def _starts_by_direction(edges: tuple) -> dict:
+    by_dir: dict = {}
+    for (b0, b1) in edges:
+        by_dir.setdefault((b1[0] - b0[0], b1[1] - b0[1]), []).append(b0)
+    return by_dir
+
+
 def best_overlap(small: tuple, big: tuple, turns: bool) -> int:
     """max over quarter turns (if `turns`) and all translations t of |(small + t) ∩ big|: the most edges of `small`
     that `big` alone can supply (no lattice bounds). An edge is (first point, direction); two edges of the same
     direction coincide under exactly one translation, so the best t is the most common difference."""
-    from collections import Counter
+    by_dir = _starts_by_direction(big)
     best = 0
     for s in _turns_of(small, turns):
-        votes = Counter((b[0][0] - a[0][0], b[0][1] - a[0][1]) for a in s for b in big
-                        if (a[1][0] - a[0][0], a[1][1] - a[0][1]) == (b[1][0] - b[0][0], b[1][1] - b[0][1]))
+        votes: dict = {}
+        for (a0, a1) in s:
+            for b0 in by_dir.get((a1[0] - a0[0], a1[1] - a0[1]), ()):
+                t = (b0[0] - a0[0], b0[1] - a0[1])
+                votes[t] = votes.get(t, 0) + 1
         best = max(best, max(votes.values(), default=0))
     return best

@@ -25,12 +25,14 @@ from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
+import shapely
 from shapely.geometry import LineString
 
 from grip.answers import Choice, Count, Ordered, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
 from grip.domains.transformational import _edges as ed
 from grip.renderers import shapes
+from grip.renderers.canvas import LazyGeometry
 from grip.renderers.style import BLACK, GREY, LABEL, OKABE_ITO, TEXT, WHITE, Style
 from grip.renderers.text import draw_text_px, place_label
 
@@ -75,42 +77,49 @@ def _dirs(level: int):
 
 @lru_cache(maxsize=None)
 def _box_moves(level: int) -> dict:
-    """Per point of the 4x4 shape box: the neighbours a unit edge reaches, with the cell of a diagonal (or None)."""
-    return {(x, y): tuple(((x + dx, y + dy), (min(x, x + dx), min(y, y + dy)) if dx and dy else None)
+    """Per point of the 4x4 shape box: the neighbours a unit edge reaches, with the cell of a diagonal (or None)
+    and the edge."""
+    return {(x, y): tuple(((x + dx, y + dy), (min(x, x + dx), min(y, y + dy)) if dx and dy else None,
+                           ed.edge((x, y), (x + dx, y + dy)))
                           for dx, dy in _dirs(level) if 0 <= x + dx <= 3 and 0 <= y + dy <= 3)
             for x in range(4) for y in range(4)}
+
+
+@lru_cache(maxsize=None)
+def _box_backs(level: int) -> dict:
+    """Per pair of points of the shape box a unit edge joins: that edge's (cell, edge), as in `_box_moves`."""
+    return {(p, q): (c, e) for p, ms in _box_moves(level).items() for q, c, e in ms}
 
 
 def _random_shape(rng: np.random.Generator, level: int, closed: bool, run: int = 0, segs: int = 0):
     """A simple path or cycle of 4-8 unit edges inside a 3x3 box; with `run`, it has a straight run that long; with
     `segs`, it is made of that many maximal straight segments."""
-    moves = _box_moves(level)
+    moves, backs = _box_moves(level), _box_backs(level)
     for _ in range(300):
         start = (int(rng.integers(0, 4)), int(rng.integers(0, 4)))
-        walk, edges, diag, target = [start], [], set(), int(rng.integers(max(4, segs), 9))
+        p, walk, edges, diag, target = start, {start}, [], set(), int(rng.integers(max(4, segs), 9))
         shut = False
         while len(edges) < target:
-            p = walk[-1]
             if closed and len(edges) >= 3:
-                back = next(((q, c) for q, c in moves[p] if q == start), None)
-                if back is not None and back[1] not in diag and (rng.random() < 0.6 or len(edges) == target - 1):
-                    edges.append(ed.edge(p, start))
+                back = backs.get((p, start))
+                if back is not None and back[0] not in diag and (rng.random() < 0.6 or len(edges) == target - 1):
+                    edges.append(back[1])
                     shut = True
                     break
-            opts = [(q, c) for q, c in moves[p] if q not in walk and (c is None or c not in diag)]
+            opts = [m for m in moves[p] if m[0] not in walk and m[1] not in diag]      # diag never holds None
             if not opts:
                 break
-            q, c = opts[int(rng.integers(len(opts)))]
+            p, c, e = opts[int(rng.integers(len(opts)))]
             if c is not None:
                 diag.add(c)
-            walk.append(q)
-            edges.append(ed.edge(p, q))
+            walk.add(p)
+            edges.append(e)
         # A self-avoiding walk is a simple path; one that steps back onto its start, a simple cycle.
         if not 4 <= len(edges) <= 8 or shut != closed:
             continue
         if run or segs:
             pieces = ed.segments(edges)
-            if run and not any(len(ed.unit_edges(s)) >= run for s in pieces) or segs and len(pieces) != segs:
+            if run and not any(ed.length(s) >= run for s in pieces) or segs and len(pieces) != segs:
                 continue
         return ed.normalise(edges)
     raise Reject("no_shape")
@@ -120,9 +129,22 @@ def _sub_shape(small, big, turns: bool) -> bool:
     return len(small) <= len(big) and ed.best_overlap(small, big, turns) == len(small)
 
 
+@lru_cache(maxsize=4096)
+def _turned(shape: tuple, quarter_turns: int):
+    """The shape turned (normalised) and its extent: a sample places each shape many times."""
+    s = ed.turned(shape, quarter_turns)
+    return s, ed.extent(s)
+
+
+@lru_cache(maxsize=None)
+def _run(p, d, n: int):
+    """`ed.run_from(p, d, n)` as a tuple, and whether all of it lies inside the lattice."""
+    run = tuple(ed.run_from(p, d, n))
+    return run, all(ed.inside(e) for e in run)
+
+
 def _place(rng: np.random.Generator, shape, turns: bool):
-    s = ed.turned(shape, int(rng.integers(4)) if turns else 0)
-    w, h = ed.extent(s)
+    s, (w, h) = _turned(shape, int(rng.integers(4)) if turns else 0)
     dx, dy = int(rng.integers(0, ed.SIZE - w)), int(rng.integers(0, ed.SIZE - h))
     return [ed.edge((a[0] + dx, a[1] + dy), (b[0] + dx, b[1] + dy)) for a, b in s]
 
@@ -199,21 +221,25 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
                 break
         else:
             raise Reject("sub_shape")
-    pls = [ed.placements(sh, turns) for sh in shp]
+    # Every shape's placement rows in one matrix (shape i's from starts[i]) and its columns as contiguous rows: the
+    # missing counts of all placements are one vector, updated by one small sum per trial run.
     mats = [ed.placement_matrix(sh, turns) for sh in shp]
+    starts = np.cumsum([0] + [len(m) for m in mats[:-1]])
+    stack = np.concatenate(mats)
+    columns = np.ascontiguousarray(stack.T)
+    h0, h1 = starts[hidden], starts[hidden] + len(mats[hidden])
 
     def sound(miss) -> bool:
         """The hidden shape once; no distractor complete or closer than the level allows; B at its target."""
-        if int((miss[hidden] == 0).sum()) != 1:
+        if np.count_nonzero(miss[h0:h1] == 0) != 1:
             return False
-        low = {i: int(miss[i].min()) for i in distractors}
-        return min(low.values()) >= lo and (1 not in low or low[1] == target[1])
+        low = np.minimum.reduceat(miss, starts).tolist()
+        return min(low[i] for i in distractors) >= lo and (hidden == 1 or low[1] == target[1])
 
     for _ in range(10):
         built = _skeleton(rng, shp, hidden, distractors, target, x, join_len, turns)
         if built is not None:
-            absent = 1 - ed.vector(built[0])
-            miss = [m @ absent for m in mats]
+            miss = stack @ (1 - ed.vector(built[0]))
             if sound(miss):
                 break
     else:
@@ -232,14 +258,16 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         misses += 1
         p = pts[int(rng.integers(len(pts)))]
         d = dirs[int(rng.integers(len(dirs)))]
-        run = [e for e in ed.run_from(p, d, int(rng.integers(1, 4))) if e not in fig]
-        if not run or not all(ed.inside(e) for e in run) or set(run) & forbidden:
+        full, inside = _run(p, d, int(rng.integers(1, 4)))
+        run = [e for e in full if e not in fig]
+        # Edges outside the lattice are never in the figure: the run is inside iff all of `full` is.
+        if not run or not inside or set(run) & forbidden:
             continue
         cells = [ed.cell_of(e) for e in run if ed.is_diagonal(e)]
         if set(cells) & diag_cells:
             continue
         cols = [idx[e] for e in run]
-        trial = [miss[k] - mats[k][:, cols].sum(axis=1) for k in range(4)]
+        trial = miss - columns[cols].sum(axis=0)
         if sound(trial):
             misses = 0
             miss, fig = trial, fig | set(run)
@@ -247,14 +275,16 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
             pts = sorted(set(pts) | {q for e in run for q in e})
     fm = ed.mask(fig)
     if not complete:                                           # a join of new edges that completes nothing planned
+        distractor_pls = [p for i in distractors for p in ed.placements(shp[i], turns)]
         for _ in range(60):
             p = (int(rng.integers(ed.SIZE)), int(rng.integers(ed.SIZE)))
             d = _dirs(level)[int(rng.integers(len(_dirs(level))))]
             run = ed.run_from(p, d, join_len)
-            if (all(ed.inside(e) for e in run) and not set(run) & fig and ed.diagonals_ok(fig | set(run))
-                    and not any(p & ~(fm | ed.mask(run)) == 0 for i in distractors for p in pls[i])):
-                join = ed.ends(run)
-                break
+            if all(ed.inside(e) for e in run) and not set(run) & fig and ed.diagonals_ok(fig | set(run)):
+                absent = ~(fm | ed.mask(run))
+                if not any(p & absent == 0 for p in distractor_pls):
+                    join = ed.ends(run)
+                    break
         else:
             raise Reject("no_join")
     segs = ed.segments(fig)
@@ -475,6 +505,14 @@ def _dots(canvas, x0: float, y0: float, n: int) -> None:
             ctx.fill()
 
 
+def _stroke_outlines(canvas, segs, half_px: float):
+    """The segments' stroke outlines as a collection of one buffer per segment: the same point set as the buffer of
+    their union (which `shapes.segments` registers), which costs ~10 ms for a figure's many crossing lines; a label
+    meets the collection wherever it meets one of them."""
+    arr = canvas.pts_px(np.asarray(segs, float).reshape(-1, 2)).reshape(-1, 2, 2)
+    return shapely.geometrycollections(shapely.buffer(shapely.linestrings(arr), half_px))
+
+
 def draw(scene: Scene, canvas) -> None:
     _dots(canvas, LAT_X0, LAT_Y0, ed.SIZE)
     small = TEXT.with_(font_px=14.0)
@@ -483,7 +521,8 @@ def draw(scene: Scene, canvas) -> None:
         canvas.labels.append(draw_text_px(canvas, str(k + 1), (LAT_X0 + k * SPACING_PX, LAT_Y0 - 24), small))
         canvas.labels.append(draw_text_px(canvas, str(k + 1), (LAT_X0 - 22, LAT_Y0 + k * SPACING_PX), small))
     segs = [(lattice_px(a), lattice_px(b)) for a, b in ed.segments(scene.figure)]
-    shapes.segments(canvas, segs, Style(stroke=BLACK, width_px=3.0), owner="figure")
+    shapes.segments(canvas, segs, Style(stroke=BLACK, width_px=3.0), register=False)
+    canvas.register_stroke(LazyGeometry(lambda: _stroke_outlines(canvas, segs, 1.5)), "figure")
     # The erase mark: a vermillion x with a white halo at the middle of the segment's central unit edge, never on
     # a lattice point (where other lines may meet, the mark could name two lines); diagonals never cross, so that
     # point lies on the marked line only.

@@ -332,9 +332,10 @@ def _to_px(origin, unit, pts) -> np.ndarray:
 def _poly(canvas: Canvas, pts_px, stroke=None, fill=None, width_px: float = 2.0) -> None:
     """A closed polygon straight on the cairo context (nothing here places labels against registered strokes)."""
     ctx = canvas.ctx
-    ctx.move_to(*pts_px[0])
-    for q in pts_px[1:]:
-        ctx.line_to(*q)
+    pts = pts_px.tolist()              # Python floats: the same values, without a numpy scalar per coordinate
+    ctx.move_to(*pts[0])
+    for u, v in pts[1:]:
+        ctx.line_to(u, v)
     ctx.close_path()
     if fill is not None:
         ctx.set_source_rgb(*fill)
@@ -356,13 +357,13 @@ def _dots(canvas: Canvas, centres_px) -> None:
     ctx.fill()
 
 
-def _paper(canvas: Canvas, layers, origin) -> None:
+def _paper(canvas: Canvas, layers, outline, origin) -> None:
+    """The folded paper: its layers, the grid and the outline (`region(layers)`, which the caller builds once)."""
     frame = _to_px(origin, TOP_UNIT, [(0, 0), (SIZE, 0), (SIZE, SIZE), (0, SIZE)])
     _poly(canvas, frame, stroke=(0.86, 0.86, 0.86))
     for ly in layers:                     # bottom layer first: the flaps lie on top
         _poly(canvas, _to_px(origin, TOP_UNIT, ly.verts), stroke=GREY_DARK, fill=PAPER)
     _grid(canvas, origin, TOP_UNIT, (0.70, 0.76, 0.82))
-    outline = region(layers)
     for poly in getattr(outline, "geoms", [outline]):
         _poly(canvas, _to_px(origin, TOP_UNIT, poly.exterior.coords[:-1]), stroke=BLACK, width_px=3.0)
 
@@ -373,13 +374,13 @@ def _grid(canvas: Canvas, origin, unit: float, colour) -> None:
                     Style(stroke=colour, width_px=1.0), register=False)
 
 
-def _fold_marks(canvas: Canvas, layers, fold, origin) -> None:
+def _fold_marks(canvas: Canvas, outline, fold, origin) -> None:
     a, b, c = fold_line(fold)
-    x0, y0, x1, y1 = region(layers).bounds
+    x0, y0, x1, y1 = outline.bounds
     ends = clip_convex([(x0 - .4, y0 - .4), (x1 + .4, y0 - .4), (x1 + .4, y1 + .4), (x0 - .4, y1 + .4)], a, b, c, 1)
     on = [p for p in ends if abs(a * p[0] + b * p[1] - c) < 1e-9]
     shapes.line(canvas, *_to_px(origin, TOP_UNIT, on[:2]), Style(stroke=BLACK, width_px=2.5, dash_px=(8.0, 5.0)))
-    flap = region(layers).intersection(Polygon(clip_convex([(x0, y0), (x1, y0), (x1, y1), (x0, y1)], a, b, c,
+    flap = outline.intersection(Polygon(clip_convex([(x0, y0), (x1, y0), (x1, y1), (x0, y1)], a, b, c,
                                                            fold[2])))
     pa = np.array(flap.representative_point().coords[0])
     pb = apply_affine(reflection_matrix(a, b, c), pa)[0]
@@ -420,11 +421,12 @@ def draw(scene: Scene, canvas: Canvas) -> None:
     w = SIZE * TOP_UNIT
     for k in range(nf):
         _caption(canvas, f"Fold {k + 1}", (origins[k][0] + w / 2, origins[k][1] - 18), TEXT.with_(bold=True))
-        _paper(canvas, st[k], origins[k])
-        _fold_marks(canvas, st[k], scene.folds[k], origins[k])
+        outline = region(st[k])
+        _paper(canvas, st[k], outline, origins[k])
+        _fold_marks(canvas, outline, scene.folds[k], origins[k])
     o = origins[nf]
     _caption(canvas, "Punched", (o[0] + w / 2, o[1] - 18), TEXT.with_(bold=True))
-    _paper(canvas, st[nf], o)
+    _paper(canvas, st[nf], region(st[nf]), o)
     _dots(canvas, _to_px(o, TOP_UNIT, scene.holes))
     spot = hole_label_spot(scene)
     if spot is None:
