@@ -180,3 +180,16 @@ def test_small_scene_by_hand():
     assert len(c2.tiling_sets(s, False)[0]) == 7
     with pytest.raises(Reject):
         c2.tiling_set(s)
+
+
+def test_fast_cell_helpers_match_grip_geometry():
+    """`pm.normalise`, `pm.apply` and `c2.cells_outline` give exactly what `grip.geometry` gives."""
+    from grip.geometry import D4_OPS, cells_apply, cells_polygon, normalise_lattice
+    rng = np.random.default_rng(7)
+    for _ in range(80):
+        cells = pm.grow(rng, int(rng.integers(1, 13)))
+        assert pm.normalise(cells) == normalise_lattice(cells)
+        assert pm.cells_of(pm.mask_of(cells)) == tuple(sorted(cells))
+        for op in D4_OPS:
+            assert pm.apply(op, cells) == cells_apply(op, cells)
+        assert c2.cells_outline(cells).wkb == cells_polygon(cells).wkb

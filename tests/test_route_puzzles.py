@@ -262,3 +262,16 @@ def test_minimal_pair_changes_few_pixels_in_a_small_box(seed):
     assert 0 < len(diff) <= 0.05 * 768 * 768
     (y0, x0), (y1, x1) = diff.min(axis=0), diff.max(axis=0)
     assert (y1 - y0 + 1) * (x1 - x0 + 1) <= 0.25 * 768 * 768
+
+
+def test_segment_distances_rows_match_the_full_matrix():
+    """`rm.segment_distances_rows` gives entry for entry the bits of `grip.geometry.segment_distances`."""
+    from grip.geometry import segment_distances
+    rng = np.random.default_rng(5)
+    for t in range(100):
+        n, m = (int(v) for v in rng.integers(1, 20, 2))
+        a0, a1, b0, b1 = (np.round(rng.random((q, 2)) * 768.0, t % 3) for q in (n, n, m, m))
+        b0[: min(n, m)] = a1[: min(n, m)] if t % 2 else b0[: min(n, m)]      # shared ends
+        x, y = np.nonzero(np.ones((n, m), bool))
+        assert np.array_equal(rm.segment_distances_rows(a0[x], a1[x], b0[y], b1[y]),
+                              segment_distances(a0, a1, b0, b1)[x, y])

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from grip.geometry import point_segment_distances, segment_distances
+from grip.geometry import point_segment_distances
 
 JUNCTION_R_PX = 20.0
 ROAD_W_PX = 5.0
@@ -114,6 +114,26 @@ def road_clearance_px(points, polys) -> float:
     return float(d.min() - JUNCTION_R_PX - ROAD_W_PX / 2)
 
 
+def _point_segment_rows(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance from p[k] to the segment a[k]-b[k] per row: the arithmetic of `grip.geometry.segment_distances`."""
+    d = b - a
+    w = p - a
+    u = np.clip((w * d).sum(-1) / np.maximum((d * d).sum(-1), 1e-12), 0.0, 1.0)
+    r = w - u[..., None] * d
+    return np.hypot(r[..., 0], r[..., 1])
+
+
+def segment_distances_rows(a0: np.ndarray, a1: np.ndarray, b0: np.ndarray, b1: np.ndarray) -> np.ndarray:
+    """Distance between segments a0[k]-a1[k] and b0[k]-b1[k] per row k, 0 where they cross: entry (x, y) of
+    `grip.geometry.segment_distances(a0, a1, b0, b1)` for the row pairs asked only, with the same bits."""
+    def orient(p, q, r):
+        return (q[..., 0] - p[..., 0]) * (r[..., 1] - p[..., 1]) - (q[..., 1] - p[..., 1]) * (r[..., 0] - p[..., 0])
+    cross = (orient(a0, a1, b0) * orient(a0, a1, b1) < 0) & (orient(b0, b1, a0) * orient(b0, b1, a1) < 0)
+    ends = np.minimum.reduce([_point_segment_rows(a0, b0, b1), _point_segment_rows(a1, b0, b1),
+                              _point_segment_rows(b0, a0, a1), _point_segment_rows(b1, a0, a1)])
+    return np.where(cross, 0.0, ends)
+
+
 def crossings(polys) -> tuple[list[tuple[int, int, tuple[float, float], float]], float]:
     """Overpasses: (lower road, upper road, crossing point, crossing angle deg) for straight roads that cross with no
     shared junction (the later road passes over). Also the smallest gap between two roads that neither cross nor
@@ -121,16 +141,22 @@ def crossings(polys) -> tuple[list[tuple[int, int, tuple[float, float], float]],
     if len(polys) < 2:
         return [], math.inf
     owner, a0, a1 = _segments(polys)
-    d = segment_distances(a0, a1, a0, a1)
     k = len(polys)
+    # Segment distances only between the segments of two roads i < j that share no junction: the only pairs
+    # read below.
+    apart = np.zeros((k, k), bool)
+    for i in range(k):
+        for j in range(i + 1, k):
+            apart[i, j] = not set(polys[i][0]) & set(polys[j][0])
+    x, y = np.nonzero(apart[owner[:, None], owner[None, :]])
     best = np.full((k, k), np.inf)
-    np.minimum.at(best, (np.repeat(owner, len(owner)), np.tile(owner, len(owner))), d.ravel())
+    np.minimum.at(best, (owner[x], owner[y]), segment_distances_rows(a0[x], a1[x], a0[y], a1[y]))
     out, gap = [], math.inf
     for i in range(k):
         ei, pi, si = polys[i]
         for j in range(i + 1, k):
             ej, pj, sj = polys[j]
-            if set(ei) & set(ej):
+            if not apart[i, j]:
                 continue
             if best[i, j] == 0.0 and si and sj:
                 (a, b), (c, e) = pi, pj

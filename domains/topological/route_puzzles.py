@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -135,6 +136,12 @@ def repeat_count(scene: Scene) -> int:
 # --- geometry (shared by margins, sampling and drawing) -----------------------------------------------------------
 
 def legibility(scene: Scene) -> dict[str, float]:
+    return dict(_legibility(scene)[1])
+
+
+@lru_cache(maxsize=64)   # the sampler, the ladder (twice, with the Q4 rephrasing) and the drawing ask for it
+def _legibility(scene: Scene):
+    """(the overpasses of `rm.crossings`, the measures of `legibility` as (name, value) pairs)."""
     p = scene.points
     polys = rm.polylines(p, scene.roads, scene.loops)
     cross, gap = rm.crossings(polys)
@@ -144,12 +151,12 @@ def legibility(scene: Scene) -> dict[str, float]:
     inside = min((min(float(q[:, 0].min()) - SAFE_BORDER_PX, float(q[:, 1].min()) - CAPTION_BOTTOM_PX,
                       768.0 - SAFE_BORDER_PX - float(q.max())) - rm.ROAD_W_PX
                   for _, q, _ in polys[len(scene.roads):]), default=768.0)
-    return {"angle": rm.min_angle_deg(p, polys),
-            "clear": min(rm.road_clearance_px(p, polys), inside + CLEAR_PX),
-            "gap": gap if math.isfinite(gap) else 768.0,
-            "cross_angle": min((a for *_, a in cross), default=90.0),
-            "overpass": min(rm.overpass_clearance_px(p, cross), 768.0),
-            "junction_gap": rm.min_junction_gap_px(p)}
+    return cross, (("angle", rm.min_angle_deg(p, polys)),
+                   ("clear", min(rm.road_clearance_px(p, polys), inside + CLEAR_PX)),
+                   ("gap", gap if math.isfinite(gap) else 768.0),
+                   ("cross_angle", min((a for *_, a in cross), default=90.0)),
+                   ("overpass", min(rm.overpass_clearance_px(p, cross), 768.0)),
+                   ("junction_gap", rm.min_junction_gap_px(p)))
 
 
 LIMITS = {"angle": ANGLE_MIN_DEG, "clear": CLEAR_PX, "gap": GAP_MIN_PX, "cross_angle": CROSS_ANGLE_MIN_DEG,
@@ -351,7 +358,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
     b = SAFE_BORDER_PX
     shapes.rect(canvas, b, b, canvas.size_px - b, canvas.size_px - b, Style(stroke=None, fill=PAPER))
     p = scene.points
-    cross, _ = rm.crossings(rm.polylines(p, scene.roads, scene.loops))
+    cross = _legibility(scene)[0]
     above = {}
     for lower, upper, x, _ in cross:
         above.setdefault(upper, []).append(x)

@@ -7,7 +7,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from grip.geometry import D4_OPS, ROTATION_OPS, cells_apply, normalise_lattice
+from grip.geometry import D4_OPS, ROTATION_OPS
 
 BOARD = 6
 Cells = tuple[tuple[int, int], ...]
@@ -21,7 +21,35 @@ def mask_of(cells) -> int:
 
 
 def cells_of(mask: int) -> Cells:
-    return tuple(sorted((i % BOARD, i // BOARD) for i in range(BOARD * BOARD) if mask >> i & 1))
+    out = []
+    while mask:
+        low = mask & -mask
+        i = low.bit_length() - 1
+        out.append((i % BOARD, i // BOARD))
+        mask ^= low
+    out.sort()
+    return tuple(out)
+
+
+def cell_bits(mask: int) -> list[int]:
+    """The one-cell masks of the mask's cells, in the order of `cells_of`."""
+    return [1 << (x + BOARD * y) for x, y in cells_of(mask)]
+
+
+def normalise(cells) -> Cells:
+    """`grip.geometry.normalise_lattice` for integer cells (no int() conversion of each coordinate): translated to
+    x, y >= 0 and sorted."""
+    if not cells:
+        return ()
+    x0, y0 = min(x for x, _ in cells), min(y for _, y in cells)
+    return tuple(sorted({(x - x0, y - y0) for x, y in cells}))
+
+
+def apply(op: str, cells) -> Cells:
+    """`grip.geometry.cells_apply` for integer cells: the cells mapped by one of `D4_OPS`, then normalised."""
+    a, b, c, d = D4_OPS[op]
+    ox, oy = min(a, 0) + min(b, 0), min(c, 0) + min(d, 0)
+    return normalise([(a * x + b * y + ox, c * x + d * y + oy) for x, y in cells])
 
 
 @lru_cache(maxsize=4096)
@@ -30,19 +58,19 @@ def orientations(piece: Cells, flips: bool) -> tuple[Cells, ...]:
     ops = tuple(D4_OPS) if flips else ROTATION_OPS
     out: list[Cells] = []
     for op in ops:
-        img = cells_apply(op, piece)
+        img = apply(op, piece)
         if img not in out:
             out.append(img)
     return tuple(out)
 
 
 def congruent(a: Cells, b: Cells, flips: bool = True) -> bool:
-    return normalise_lattice(b) in orientations(normalise_lattice(a), flips)
+    return normalise(b) in orientations(normalise(a), flips)
 
 
 def chiral(piece: Cells) -> bool:
     """Its mirror image is not a turn of it."""
-    return cells_apply("flip_x", piece) not in orientations(normalise_lattice(piece), False)
+    return apply("flip_x", piece) not in orientations(normalise(piece), False)
 
 
 @lru_cache(maxsize=8192)
@@ -177,8 +205,8 @@ def partition(rng: np.random.Generator, region: Cells, k: int, min_size: int = 3
         parts.append(b)
         free &= ~b
     sizes = [1] * k
+    fronts = [expand(p) & free for p in parts]       # kept up to date: only the grown part's front is recomputed
     while free:
-        fronts = [expand(p) & free for p in parts]
         able = [i for i in range(k) if fronts[i]]
         if not able:
             return None
@@ -189,6 +217,8 @@ def partition(rng: np.random.Generator, region: Cells, k: int, min_size: int = 3
         parts[i] |= b
         sizes[i] += 1
         free &= ~b
+        fronts = [f & ~b for f in fronts]
+        fronts[i] = expand(parts[i]) & free
     return [cells_of(p) for p in parts] if min(sizes) >= min_size else None
 
 

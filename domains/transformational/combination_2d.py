@@ -20,11 +20,12 @@ from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
+import shapely
 
 from grip.answers import Choice, Count, Ordered, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
 from grip.domains.transformational import _polyomino as pm
-from grip.geometry import ROTATION_OPS, cells_apply, cells_polygon, normalise_lattice
+from grip.geometry import ROTATION_OPS
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas
 from grip.renderers.style import BLACK, GREY_DARK, GREY_PALE, LABEL, PASTELS, TEXT, Style
@@ -62,34 +63,44 @@ def _swap(rng: np.random.Generator, pieces: list[Cells]):
     """(p, q, P', Q'): two adjacent pieces that trade one boundary cell each, both still connected, P' matching no
     turn or mirror of P and Q' none of Q; None if no pair works."""
     k = len(pieces)
+    orbits: dict[int, set] = {}     # congruence is symmetric: candidates are tested against the original's orbit
     for p, q in [tuple(int(v) for v in pair) for pair in rng.permutation(
             [(i, j) for i in range(k) for j in range(k) if i != j])]:
         pm_, qm = pm.mask_of(pieces[p]), pm.mask_of(pieces[q])
-        cs = pm.cells_of(pm_ & pm.expand(qm))           # cells of P next to Q, and of Q next to P
-        ds = pm.cells_of(qm & pm.expand(pm_))
+        cs = pm.cell_bits(pm_ & pm.expand(qm))          # cells of P next to Q, and of Q next to P
+        ds = pm.cell_bits(qm & pm.expand(pm_))
         for ci in rng.permutation(len(cs)):
+            cb = cs[int(ci)]
             for di in rng.permutation(len(ds)):
-                cb, db = pm.mask_of([cs[int(ci)]]), pm.mask_of([ds[int(di)]])
+                db = ds[int(di)]
                 p2m, q2m = pm_ & ~cb | db, qm & ~db | cb
                 if not (pm.connected(p2m) and pm.connected(q2m)):
                     continue
                 p2, q2 = pm.cells_of(p2m), pm.cells_of(q2m)
-                if not pm.congruent(p2, pieces[p]) and not pm.congruent(q2, pieces[q]):
+                if pm.normalise(p2) not in _orbit(orbits, pieces, p) and \
+                        pm.normalise(q2) not in _orbit(orbits, pieces, q):
                     return p, q, p2, q2
     return None
+
+
+def _orbit(orbits: dict, pieces: list[Cells], i: int) -> set:
+    if i not in orbits:
+        orbits[i] = set(pm.orientations(pm.normalise(pieces[i]), True))
+    return orbits[i]
 
 
 def _moved_one(rng: np.random.Generator, piece: Cells) -> Cells | None:
     """The piece with one cell moved to another free edge-adjacent place: connected, matching no turn or mirror."""
     cells = set(piece)
+    orbit = set(pm.orientations(pm.normalise(piece), True))     # congruence is symmetric
     for i in rng.permutation(len(piece)):
         rest = cells - {piece[int(i)]}
         if not pm.connected(rest):
             continue
         spots = sorted({(x + dx, y + dy) for x, y in rest for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))} - cells)
         for j in rng.permutation(len(spots)):
-            new = normalise_lattice(rest | {spots[int(j)]})
-            if not pm.congruent(new, piece) and max(max(x, y) for x, y in new) < pm.BOARD:
+            new = pm.normalise(rest | {spots[int(j)]})
+            if new not in orbit and max(max(x, y) for x, y in new) < pm.BOARD:
                 return new
     return None
 
@@ -132,22 +143,22 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
             continue
         choices = [(x, d) for gap, x, d in options if gap == best]
         x, d_size = choices[int(rng.integers(len(choices)))]
-        decoy = cells_apply("flip_x", pieces[x]) if flip_yes else _moved_one(rng, normalise_lattice(pieces[x]))
+        decoy = pm.apply("flip_x", pieces[x]) if flip_yes else _moved_one(rng, pm.normalise(pieces[x]))
         extra = [pm.grow(rng, d_size, start=(2, 2))] if d_size else []
         if decoy is None or None in extra:
             continue
-        bank = [normalise_lattice(c) for c in pieces + [q2, decoy] + extra]
+        bank = [pm.normalise(c) for c in pieces + [q2, decoy] + extra]
         order = [int(i) for i in rng.permutation(6)]
         turns = [ROTATION_OPS[int(rng.integers(4))] for _ in range(6)]
-        drawn = tuple(cells_apply(turns[i], bank[order[i]]) for i in range(6))
+        drawn = tuple(pm.apply(turns[i], bank[order[i]]) for i in range(6))
         slot_p = order.index(p)
-        s = Scene(level, target, drawn, target[0], slot_p, cells_apply(turns[slot_p], normalise_lattice(p2)))
+        s = Scene(level, target, drawn, target[0], slot_p, pm.apply(turns[slot_p], pm.normalise(p2)))
         sets = tiling_sets(s, False)[0]
         if len(sets) != 1 or other_set(edit(s)).value != (YES if flip_yes else NO):
             continue
         sol = sets[0]
         marked = sol[int(rng.integers(len(sol)))]
-        found, _ = pm.tilings(tuple(drawn[i] for i in sol), pm.mask_of(target), False)
+        found = _turn_tilings(tuple(drawn[i] for i in sol), pm.mask_of(target))
         fixed = [c for c in target if all(pm.mask_of([c]) & t[sol.index(marked)] for t in found)]
         if not fixed:
             continue
@@ -183,6 +194,12 @@ def _tiling_sets(target: Cells, bank: tuple[Cells, ...], k: int, flips: bool):
         if found:
             out.append(s)
     return tuple(out), nodes
+
+
+@lru_cache(maxsize=256)   # the sampler's dot and the ladder (asked again by the rephrasing) share it
+def _turn_tilings(pieces: tuple[Cells, ...], region: int) -> tuple[tuple[int, ...], ...]:
+    """Up to 64 turns-only tilings of the region by the pieces (`pm.tilings`)."""
+    return tuple(pm.tilings(pieces, region, False)[0])
 
 
 def target_area(scene: Scene) -> Count:
@@ -233,7 +250,7 @@ def dot_piece(scene: Scene) -> tuple[Choice, bool]:
     if len(sets) != 1:
         raise Reject("tiling_not_unique")
     s = sets[0]
-    found, _ = pm.tilings(tuple(scene.bank[i] for i in s), pm.mask_of(scene.target), False)
+    found = _turn_tilings(tuple(scene.bank[i] for i in s), pm.mask_of(scene.target))
     bit = pm.mask_of([scene.dot])
     owners = {s[j] for t in found for j, m in enumerate(t) if m & bit}
     first = min(owners)
@@ -243,12 +260,17 @@ def dot_piece(scene: Scene) -> tuple[Choice, bool]:
 def near_miss(scene: Scene, flips: bool, skip=()) -> float:
     """min u(S) over the area-matching sets that do not tile (inf when there are none). A set that does not tile
     has u >= 1, so the search stops at the first set with u = 1 (the swap-partner set has it by construction)."""
-    tiles = tiling_sets(scene, flips)[0]
-    region = pm.mask_of(scene.target)
+    return _near_miss(scene.target, scene.bank, K[scene.level], flips, tuple(skip))
+
+
+@lru_cache(maxsize=256)   # the ladder is built again for the Q4 rephrasing
+def _near_miss(target: Cells, bank: tuple[Cells, ...], k: int, flips: bool, skip: tuple) -> float:
+    tiles = _tiling_sets(target, bank, k, flips)[0]
+    region = pm.mask_of(target)
     best = float("inf")
-    for s in area_sets(scene):
-        if s not in tiles and s not in skip:
-            best = min(best, float(pm.uncovered(tuple(scene.bank[i] for i in s), region, flips)))
+    for s in combinations(range(6), k):
+        if sum(len(bank[i]) for i in s) == len(target) and s not in tiles and s not in skip:
+            best = min(best, float(pm.uncovered(tuple(bank[i] for i in s), region, flips)))
             if best <= 1:
                 break
     return best
@@ -314,10 +336,19 @@ def minimal_pair(scene: Scene) -> Scene:
 
 # --- drawing -----------------------------------------------------------------------------------------------------
 
+def cells_outline(cells: Cells):
+    """`grip.geometry.cells_polygon` with the unit squares built in one vectorised call (the same polygons, ring
+    order and start point included, so the same union)."""
+    x = np.array([c[0] for c in cells], float)
+    y = np.array([c[1] for c in cells], float)
+    ring = [(x + 1, y), (x + 1, y + 1), (x, y + 1), (x, y), (x + 1, y)]    # shapely's box: anticlockwise, closed
+    return shapely.union_all(shapely.polygons(np.stack([np.stack(p, axis=-1) for p in ring], axis=1)))
+
+
 def _cells_shape(canvas: Canvas, cells: Cells, origin, cell_px: float, fill, lines: bool, owner: str) -> None:
     """Filled cells, their inner cell lines (optional) and a 3 px outline of the whole shape."""
     ox, oy = origin
-    outline = cells_polygon(cells)
+    outline = cells_outline(cells)
     rings = [[(ox + u * cell_px, oy + v * cell_px) for u, v in ring.coords[:-1]]
              for poly in getattr(outline, "geoms", [outline]) for ring in (poly.exterior, *poly.interiors)]
     for pts in rings[:1]:
