@@ -362,3 +362,19 @@ def test_minimal_pair_changes_few_pixels_in_a_small_box():
         diff = np.argwhere((imgs[0] != imgs[1]).any(axis=2))
         (y0, x0), (y1, x1) = diff.min(axis=0), diff.max(axis=0)
         assert 0 < len(diff) <= 0.05 * 768 * 768 and (y1 - y0 + 1) * (x1 - x0 + 1) <= 0.25 * 768 * 768
+
+
+def test_invariants_match_the_label_merging_reference():
+    """The one-pass `gl.invariants` against the same quantities from `pairs`, `corner_labels` and `_merge`."""
+    rng = np.random.default_rng(3)
+    for n, n_free in ((4, 0), (6, 2), (8, 0), (8, 4)):
+        for w in [w for ws in gl.base_words(n, n_free).values() for w in ws][::8]:
+            w = tuple((x, e * int(rng.choice((1, -1)))) if x else (x, e) for x, e in w)
+            prs, lab = gl.pairs(w), gl.corner_labels(w)
+            free = [k for k in range(n) if not w[k][0]]
+            bl = lab
+            for k in free:
+                bl = gl._merge(bl, k, (k + 1) % n)
+            want = (all(w[i][1] != w[j][1] for i, j in prs), len(set(lab)),
+                    len(set(lab)) - len(prs) - len(free) + 1, len({bl[k] for k in free}))
+            assert gl.invariants(w) == want

@@ -68,17 +68,40 @@ def invariants(word) -> tuple[bool, int, int, int]:
     """(orientable, V, chi, b). Orientable iff the two copies of every letter point opposite ways round the polygon;
     V = corner classes; chi = V - E + F with E = letters + free edges, F = 1; b = components, with at least one free
     edge, of the graph of corner classes joined by free edges."""
+    # The hot path of sampling and of `base_words`: `pairs`, `corner_labels` and `_merge` in one pass, merging the
+    # labels in place (only the number of classes is read).
     n = len(word)
-    prs = pairs(word)
-    orientable = all(word[i][1] != word[j][1] for i, j in prs)
-    lab = corner_labels(word)
+    lab = list(range(n))
+
+    def merge(a: int, b: int) -> None:
+        la, lb = lab[a], lab[b]
+        if la != lb:
+            for c in range(n):
+                if lab[c] == lb:
+                    lab[c] = la
+
+    first: dict[str, tuple[int, int]] = {}
+    free = []
+    orientable, letters = True, 0
+    for k, (x, e) in enumerate(word):
+        if not x:
+            free.append(k)
+        elif x in first:
+            i, ei = first[x]
+            orientable = orientable and ei != e
+            letters += 1
+            k1, i1 = (k + 1) % n, (i + 1) % n
+            ti, hi = (i, i1) if ei > 0 else (i1, i)
+            tj, hj = (k, k1) if e > 0 else (k1, k)
+            merge(ti, tj)
+            merge(hi, hj)
+        else:
+            first[x] = (k, e)
     v = len(set(lab))
-    free = [k for k in range(n) if not word[k][0]]
-    chi = v - (len(prs) + len(free)) + 1
-    bl = lab
+    chi = v - (letters + len(free)) + 1
     for k in free:
-        bl = _merge(bl, k, (k + 1) % n)
-    b = len({bl[k] for k in free})
+        merge(k, (k + 1) % n)
+    b = len({lab[k] for k in free})
     return orientable, v, chi, b
 
 
