@@ -398,3 +398,30 @@ def test_first_touch_rephrase_names_the_same_outcome(seed, level):
     assert r.answer.value == q4.answer.value and r.text != q4.text and r.margin.ok
     words = {pm.LANDS: "the ground before the wall", pm.HITS: "the wall", pm.CLEARS: "the ground beyond the wall"}
     assert r.answer.matches(r.answer.parse("ANSWER: " + words[r.answer.value]))
+
+
+def _dots_ok_reference(d, level: int) -> bool:
+    ys = [y for _, y in d]
+    return (all(pm.R_BALL <= y <= pm.VIEW_H - pm.R_BALL - 0.2 for y in ys) and ys[-1] >= pm.R_BALL + 0.3
+            and min(m.value / m.threshold for m in pm._dot_margins_of(d, level)) >= 1.0)
+
+
+def test_fast_dot_checks_match_the_margins():
+    """The sampler's plain-float dot checks (`_dots_ok`, `_highest`) against the margins and np.argmax, on random
+    flights and on dots spaced within rounding of the Q1 threshold (where `_dots_ok` defers to the margins)."""
+    rng = np.random.default_rng(7)
+    seen = set()
+    for _ in range(500):
+        level, facing = int(rng.integers(1, 4)), int(rng.choice((-1, 1)))
+        a = math.radians(int(rng.integers(20, 71)))
+        speed, dt = round(float(rng.uniform(8, 16)), 1), pm.DTS[int(rng.integers(3))]
+        d = pm._dots_of(0.0 if facing > 0 else pm.VIEW_W[level], round(float(rng.uniform(0.15, 4.0)), 2),
+                        speed * math.cos(a), speed * math.sin(a), facing, dt, int(rng.integers(3, 10)))
+        ok = _dots_ok_reference(d, level)
+        assert pm._dots_ok(d, level) == ok
+        assert pm._highest(d) == int(np.argmax([y for _, y in d]))
+        seen.add(ok)
+    assert seen == {True, False}
+    for eps in (-2e-15, -1e-15, 0.0, 1e-15, 2e-15, 1e-6, -1e-6):
+        d = [(0.0, 1.0), (pm.DOT_GAP_PX / 34.0 + eps, 1.0), (2.0, 3.0), (4.0, 2.5)]
+        assert pm._dots_ok(d, 1) == _dots_ok_reference(d, 1)

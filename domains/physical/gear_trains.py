@@ -18,11 +18,13 @@ meshes with it.
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections import deque
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
+import cairo
 import numpy as np
 from shapely.geometry import Point, box
 
@@ -197,15 +199,17 @@ def _place(rng, level, teeth, parents, compound_at) -> list[tuple[float, float]]
 
     placed = {0: (float(rng.uniform(260, 508)), float(rng.uniform(300, 500)))}
     for k, (par, kind) in enumerate(parents[1:], start=1):
+        # candidates are made as they are tried (the first that fits ends the search), in plain floats: the same
+        # values as numpy scalars give
         if kind == "shaft":
             cands = [placed[par]]
         elif kind == "mesh":
-            base = rng.uniform(0, 360)
-            cands = [(placed[par][0] + (radius[par] + radius[k]) * math.cos(math.radians(base + 15 * s)),
-                      placed[par][1] + (radius[par] + radius[k]) * math.sin(math.radians(base + 15 * s)))
-                     for s in rng.permutation(24)]
+            base, d = float(rng.uniform(0, 360)), radius[par] + radius[k]
+            cands = ((placed[par][0] + d * math.cos(math.radians(base + 15 * s)),
+                      placed[par][1] + d * math.sin(math.radians(base + 15 * s)))
+                     for s in rng.permutation(24).tolist())
         else:
-            cands = [(float(x), float(y)) for x, y in rng.uniform(lo, hi, size=(150, 2))]
+            cands = (tuple(c) for c in rng.uniform(lo, hi, size=(150, 2)).tolist())
         hit = next((c for c in cands if fits(k, c, placed)), None)
         if hit is None:
             return None
@@ -533,9 +537,47 @@ def draw(scene: Scene, canvas: Canvas) -> None:
     lines = [f"Gear A is driven at {scene.driver_rpm} rpm, turning as its arrow shows."]
     if scene.shafts:
         lines.append("Gears sharing a hexagonal hub are fixed together; the hatched one is behind.")
+    # The haloed caption costs about as much as the gears: drawn once per text and copied, where the rows it can
+    # touch are still blank (they always are: gears stay below TOP_PX), which gives the same pixels as drawing it.
+    strip, rows = _caption(canvas.size_px, tuple(lines))
+    if _blank_rows(canvas, rows):
+        with canvas.layer() as ctx:
+            ctx.rectangle(0, 0, canvas.size_px, rows)
+            ctx.clip()
+            ctx.set_source_surface(strip, 0, 0)
+            ctx.paint()
+    else:
+        _draw_caption(canvas, lines)
+
+
+def _draw_caption(canvas: Canvas, lines) -> float:
+    """Caption lines at the top left; returns the lowest y their haloed boxes reach."""
+    bottom = 0.0
     for i, line in enumerate(lines):
-        w, _ = text_size(canvas, line, TEXT)
-        draw_text_px(canvas, line, (SAFE_BORDER_PX + 4 + w / 2, SAFE_BORDER_PX + 12 + 22 * i), TEXT)
+        w, h = text_size(canvas, line, TEXT)
+        y = SAFE_BORDER_PX + 12 + 22 * i
+        draw_text_px(canvas, line, (SAFE_BORDER_PX + 4 + w / 2, y), TEXT)
+        bottom = max(bottom, y + h / 2)
+    return bottom
+
+
+@functools.lru_cache(maxsize=16)
+def _caption(size_px: int, lines: tuple[str, ...]):
+    """The caption drawn on a blank canvas, and how many pixel rows from the top it can touch (its boxes, halo
+    included, and 2 rows against antialiasing)."""
+    c = Canvas(size_px)
+    c.ctx.set_line_cap(cairo.LINE_CAP_ROUND)   # the state draw() leaves (shapes set it) before the caption
+    bottom = _draw_caption(c, lines)
+    c.surface.flush()
+    return c.surface, min(size_px, math.ceil(bottom) + 2)
+
+
+def _blank_rows(canvas: Canvas, rows: int) -> bool:
+    """Whether the top `rows` pixel rows of the canvas are still white."""
+    canvas.surface.flush()
+    data = np.frombuffer(canvas.surface.get_data(), dtype=np.uint8)
+    data = data.reshape(-1, canvas.surface.get_stride())[:rows].reshape(rows, -1, 4)[:, :canvas.size_px, :3]
+    return bool((data == 255).all())
 
 
 DOMAIN = Domain(

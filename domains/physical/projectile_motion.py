@@ -39,10 +39,12 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
+from shapely.geometry import box
+
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas
 from grip.renderers.style import GREY, GREY_DARK, GREY_PALE, LABEL, OKABE_ITO, TEXT, THIN, Style, tint
-from grip.renderers.text import draw_text, draw_text_px, text_box_px
+from grip.renderers.text import draw_text, draw_text_px, text_size
 
 from grip.answers import Choice, Count, Number, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
@@ -126,10 +128,15 @@ def height_at(scene: Scene, s: float) -> float:
 def dots(scene: Scene) -> list[tuple[float, float]]:
     """(x, y) of the ball's centre at t = i dt, i = 0..k, in world metres."""
     vx, vy = velocity(scene)
+    return _dots_of(scene.launch_x_m, scene.launch_y_m, vx, vy, scene.facing, scene.dt_s, scene.steps)
+
+
+def _dots_of(x0: float, y0: float, vx: float, vy: float, facing: int, dt: float,
+             steps: int) -> list[tuple[float, float]]:
     out = []
-    for i in range(scene.steps + 1):
-        t = i * scene.dt_s
-        out.append((scene.launch_x_m + scene.facing * vx * t, scene.launch_y_m + vy * t - G * t * t / 2))
+    for i in range(steps + 1):
+        t = i * dt
+        out.append((x0 + facing * vx * t, y0 + vy * t - G * t * t / 2))
     return out
 
 
@@ -229,6 +236,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     steps = int(rng.integers(STEPS[level][0], STEPS[level][1] + 1))
     top: int | None = _top_target(rng, level, steps)
     facing = 1 if rng.random() < 0.5 else -1
+    launch_x = 0.0 if facing > 0 else VIEW_W[level]
     for attempt in range(TRIES):
         if attempt == RELAX_Q5:
             q5 = None
@@ -247,13 +255,17 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         if speed is None:
             continue
         launch_y = round(max(R_BALL, round(float(rng.uniform(*LAUNCH_Y[level])) / 0.05) * 0.05), 2)
-        base = Scene(level=level, facing=facing, launch_x_m=0.0 if facing > 0 else VIEW_W[level],
+        # the flight's dots are checked before a Scene is built: most flights fail here (dots(scene) and
+        # highest_dot(scene), computed the same way)
+        a = math.radians(angle)
+        d = _dots_of(launch_x, launch_y, speed * math.cos(a), speed * math.sin(a), facing, dt, steps)
+        if not _dots_ok(d, level) or (top is not None and _highest(d) != top):
+            continue
+        base = Scene(level=level, facing=facing, launch_x_m=launch_x,
                      launch_y_m=launch_y, speed_mps=speed, angle_deg=float(angle), dt_s=dt, steps=steps,
                      wall_x_m=10.0, wall_h_m=1.0,
                      speed_factor=factors[0])
-        if not _dots_ok(base) or (top is not None and highest_dot(base).value != top):
-            continue
-        last_s = abs(dots(base)[-1][0] - base.launch_x_m)
+        last_s = abs(d[-1][0] - launch_x)
         for factor in rng.permutation(factors):
             scene = _wall_for(rng, replace(base, speed_factor=float(factor)), last_s, q4, q5)
             if scene is not None:
@@ -291,22 +303,54 @@ def _wall_for(rng: np.random.Generator, base: Scene, last_s: float, q4: str, q5:
     return None if ladder(scene).failing_margins() else scene
 
 
-def _dots_ok(scene: Scene) -> bool:
-    """Cheap checks on the drawn dots before a wall is chosen: inside the view and off the ground, and the dot
-    margins (Q1 spacing, Q2 top gap, Q3 span, open rise)."""
-    d = dots(scene)
-    if any(not (R_BALL <= y <= VIEW_H - R_BALL - 0.2) for _, y in d):
+def _dots_ok(d: list[tuple[float, float]], level: int) -> bool:
+    """Cheap checks on the drawn dots `d` (world m) before a wall is chosen: inside the view and off the ground, and
+    the dot margins (Q1 spacing, Q2 top gap, Q3 span, open rise) all at or above their thresholds: the values of
+    `_dot_margins`, computed in plain floats (the spacing from squared distances, with `_dot_margins` itself
+    deciding pairs within 1e-9 of the threshold, where a square could round the other way than np.hypot)."""
+    ys_m = [y for _, y in d]
+    if min(ys_m) < R_BALL or max(ys_m) > VIEW_H - R_BALL - 0.2:
         return False
-    if d[-1][1] < R_BALL + 0.3:   # the last dot is still clearly in the air
+    if ys_m[-1] < R_BALL + 0.3:   # the last dot is still clearly in the air
         return False
-    return min(m.value / m.threshold for m in _dot_margins(scene)) >= 1.0
+    ppm = PX_PER_M[level]
+    xs = [x * ppm for x, _ in d]
+    ys = [y * ppm for y in ys_m]
+    hi, second = sorted(ys, reverse=True)[:2]
+    if (hi / ppm - second / ppm) / TOP_DOT_GAP_M < 1.0 or (max(xs) - min(xs)) / SPAN_MIN_PX < 1.0 \
+            or (max(ys) - min(ys)) / RISE_MIN_PX < 1.0:
+        return False
+    gap2, near = DOT_GAP_PX * DOT_GAP_PX, False
+    for i in range(len(d)):
+        for j in range(i + 1, len(d)):
+            dx, dy = xs[i] - xs[j], ys[i] - ys[j]
+            sq = dx * dx + dy * dy
+            if sq < gap2 * (1 - 1e-9):
+                return False
+            near = near or sq <= gap2 * (1 + 1e-9)
+    return not near or _dot_margins_of(d, level)[0].value / DOT_GAP_PX >= 1.0
+
+
+def _highest(d: list[tuple[float, float]]) -> int:
+    """Index of the highest dot (the first of equals, as np.argmax)."""
+    ys = [y for _, y in d]
+    return ys.index(max(ys))
+
+
+@functools.lru_cache(maxsize=16)
+def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(n, 1)
 
 
 def _dot_margins(scene: Scene) -> tuple[Margin, Margin, Margin, Margin]:
-    d = np.array(dots(scene)) * PX_PER_M[scene.level]
+    return _dot_margins_of(dots(scene), scene.level)
+
+
+def _dot_margins_of(dots_m: list[tuple[float, float]], level: int) -> tuple[Margin, Margin, Margin, Margin]:
+    d = np.array(dots_m) * PX_PER_M[level]
     gaps = np.hypot(*(d[:, None, :] - d[None, :, :]).transpose(2, 0, 1))
-    spacing = float(gaps[np.triu_indices(len(d), 1)].min())
-    ys = np.sort(d[:, 1])[::-1] / PX_PER_M[scene.level]
+    spacing = float(gaps[_pairs(len(d))].min())
+    ys = np.sort(d[:, 1])[::-1] / PX_PER_M[level]
     return (Margin(spacing, "px", DOT_GAP_PX, "two dots too close to count apart"),
             Margin(float(ys[0] - ys[1]), "m", TOP_DOT_GAP_M, "two highest dots level"),
             Margin(float(np.ptp(d[:, 0])), "px", SPAN_MIN_PX, "dots' horizontal span too short to measure within 5%"),
@@ -320,8 +364,7 @@ def position_count(scene: Scene) -> Count:
 
 
 def highest_dot(scene: Scene) -> Count:
-    ys = [y for _, y in dots(scene)]
-    return Count(int(np.argmax(ys)), low=0, high=scene.steps)
+    return Count(_highest(dots(scene)), low=0, high=scene.steps)
 
 
 def horizontal_speed(scene: Scene) -> Number:
@@ -413,12 +456,24 @@ def to_px(level: int, facing: int, x: float, y: float) -> tuple[float, float]:
     return GRID_LEFT_PX[level][facing] + PX_PER_M[level] * x, GROUND_PX[level] - PX_PER_M[level] * y
 
 
-@functools.lru_cache(maxsize=8)
-def _backdrop(size_px: int, level: int, facing: int):
-    """Grid (or, at level 3, scale bars), ground and axis numbers: the same for every scene of one (level, facing),
-    so drawn once per process and painted as a copy. Returns the surface, and the label boxes and strokes (the faint
-    grid excepted) that the dot labels must keep off."""
+@functools.lru_cache(maxsize=3 * 2 * len(DTS))
+def _backdrop(size_px: int, level: int, facing: int, dt_s: float):
+    """Grid (or, at level 3, scale bars), ground, axis numbers and the two caption lines: the same for every scene
+    of one (level, facing, dt), so drawn once per process and painted as a copy (the haloed captions cost more than
+    the rest of a picture). Returns the surface, the label boxes and the strokes (the faint grid excepted) that the
+    dot labels must keep off, each with its bounds."""
     c = Canvas(size_px)
+    with c.layer():   # the captions below are drawn in the state of a fresh canvas, as they once were on one
+        x0, x1 = _draw_grid(c, level, facing)
+    scale = "grid 1 m" if level < 3 else "scale bars 5 m"
+    draw_text(c, f"g = 9.8 m/s²,  one dot every {dt_s:g} s,  {scale}", ((x0 + x1) / 2, CAPTION_Y[level][0]), TEXT)
+    draw_text(c, f"ball radius {R_BALL:g} m", ((x0 + x1) / 2, CAPTION_Y[level][1]), TEXT)
+    c.surface.flush()
+    return (c.surface, tuple((b, b.bounds) for b in c.labels), tuple((g, g.bounds) for _, g in c.strokes))
+
+
+def _draw_grid(c: Canvas, level: int, facing: int) -> tuple[float, float]:
+    """The backdrop less its captions; returns the pixel x of 0 m and of the view's width."""
     ppm, ground, w = PX_PER_M[level], GROUND_PX[level], VIEW_W[level]
     x0, _ = to_px(level, facing, 0, 0)
     x1, _ = to_px(level, facing, w, 0)
@@ -449,28 +504,43 @@ def _backdrop(size_px: int, level: int, facing: int):
     shapes.rect(c, x0, ground, x1, ground + 16, Style(stroke=None, fill=GREY_PALE))
     shapes.hatch(c, x0, ground, x1, ground + 16, 10.0, Style(stroke=GREY, width_px=2.0))
     shapes.line(c, (x0, ground), (x1, ground), Style(stroke=GREY_DARK, width_px=3.0))
-    c.surface.flush()
-    return c.surface, tuple(c.labels), tuple(g for _, g in c.strokes)
+    return x0, x1
 
 
-def _label_dot(canvas: Canvas, text: str, center_px, normal, owner: str) -> None:
+COMPASS = tuple((math.cos(math.radians(a)), -math.sin(math.radians(a))) for a in range(0, 360, 45))
+
+
+def _meet(a, b) -> bool:
+    """Whether two closed bounding boxes (x0, y0, x1, y1) share a point."""
+    return a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]
+
+
+def _label_dot(canvas: Canvas, text: str, center_px, normal, owner: str, labels: list, strokes: list) -> None:
     """Index next to its dot: first on either side of the path (normal to it), then the eight compass points; the
-    first spot that overlaps no label, stays 8 px from every other stroke and lies in the safe area."""
-    dirs = [normal, (-normal[0], -normal[1])] + [(math.cos(math.radians(a)), -math.sin(math.radians(a)))
-                                                 for a in range(0, 360, 45)]
+    first spot that overlaps no label, stays 8 px from every other stroke and lies in the safe area. `labels`
+    holds (box, bounds) of the canvas's labels, and grows with it; `strokes` (owner, geometry, bounds) of its
+    strokes. Shapely decides only where bounds meet: geometries whose bounds are apart never intersect."""
+    w, h = text_size(canvas, text, DOT_LABEL)   # text_box_px's box, measured once for every spot
+    lo, _, hi, _ = canvas.safe_box()
     for r in (21.0, 26.0, 32.0):
-        for d in dirs:
+        for d in (normal, (-normal[0], -normal[1])) + COMPASS:
             c = (center_px[0] + d[0] * r, center_px[1] + d[1] * r)
-            b = text_box_px(canvas, text, c, DOT_LABEL)
-            if not canvas.inside_safe(np.array(b.exterior.coords)):
+            bb = (c[0] - w / 2, c[1] - h / 2, c[0] + w / 2, c[1] + h / 2)
+            if not (bb[0] >= lo and bb[1] >= lo and bb[2] <= hi and bb[3] <= hi):
                 continue
-            if any(b.intersects(o) for o in canvas.labels):
+            b = box(*bb)
+            if any(_meet(bb, ob) and b.intersects(o) for o, ob in labels):
                 continue
-            grown = b.buffer(8.0)
-            if any(own != owner and grown.intersects(g) for own, g in canvas.strokes):
-                continue
+            # b.buffer(8.0) lies inside bb widened by 8 px (by 8.5, against rounding)
+            wide = (bb[0] - 8.5, bb[1] - 8.5, bb[2] + 8.5, bb[3] + 8.5)
+            near = [g for own, g, gb in strokes if own != owner and _meet(wide, gb)]
+            if near:
+                grown = b.buffer(8.0)
+                if any(grown.intersects(g) for g in near):
+                    continue
             draw_text_px(canvas, text, c, DOT_LABEL)
             canvas.labels.append(b)
+            labels.append((b, bb))
             return
     raise Reject("label_clash")
 
@@ -478,18 +548,14 @@ def _label_dot(canvas: Canvas, text: str, center_px, normal, owner: str) -> None
 def draw(scene: Scene, canvas: Canvas) -> None:
     f, lv = scene.facing, scene.level
     ppm, ground = PX_PER_M[lv], GROUND_PX[lv]
-    surface, boxes, strokes = _backdrop(canvas.size_px, lv, f)
+    surface, boxes, strokes = _backdrop(canvas.size_px, lv, f, scene.dt_s)
     with canvas.layer() as ctx:
         ctx.set_source_surface(surface, 0, 0)
         ctx.paint()
-    canvas.labels.extend(boxes)
-    canvas.strokes.extend(("backdrop", g) for g in strokes)
+    canvas.labels.extend(b for b, _ in boxes)
+    canvas.strokes.extend(("backdrop", g) for g, _ in strokes)
     x0, _ = to_px(lv, f, 0, 0)
     x1, _ = to_px(lv, f, VIEW_W[lv], 0)
-    scale = "grid 1 m" if lv < 3 else "scale bars 5 m"
-    draw_text(canvas, f"g = 9.8 m/s²,  one dot every {scene.dt_s:g} s,  {scale}", ((x0 + x1) / 2, CAPTION_Y[lv][0]),
-              TEXT)
-    draw_text(canvas, f"ball radius {R_BALL:g} m", ((x0 + x1) / 2, CAPTION_Y[lv][1]), TEXT)
     # wall: bricks, outlined
     wx0, wy0 = to_px(lv, f, scene.wall_x_m, 0)
     wx1, wy1 = to_px(lv, f, scene.wall_x_m + WALL_T, scene.wall_h_m)
@@ -513,13 +579,16 @@ def draw(scene: Scene, canvas: Canvas) -> None:
         if not canvas.inside_safe([(p[0] - 8, p[1] - 8), (p[0] + 8, p[1] + 8)]) or p[1] < TOP_PX[lv]:
             raise Reject("dot_off_view")
         shapes.circle(canvas, p, DOT_R_PX[lv], BALL, owner=f"dot{i}")
+    labels = list(boxes)
+    n_back = len(strokes)
+    strokes = [("backdrop", g, gb) for g, gb in strokes] + [(own, g, g.bounds) for own, g in canvas.strokes[n_back:]]
     vx, vy = velocity(scene)
     for i, p in enumerate(pts):
         t = i * scene.dt_s
         tx, ty = f * vx, -(vy - G * t)          # path direction in px (y down)
         n = math.hypot(tx, ty)
         normal = (ty / n, -tx / n) if f > 0 else (-ty / n, tx / n)   # the side above the path
-        _label_dot(canvas, str(i), p, normal, f"dot{i}")
+        _label_dot(canvas, str(i), p, normal, f"dot{i}", labels, strokes)
 
 
 DOMAIN = Domain(
