@@ -16,6 +16,7 @@ only where the surface bends: an edge shared by two coplanar faces of one group,
 from __future__ import annotations
 
 import math
+from itertools import islice
 from typing import Sequence
 
 import cairo
@@ -135,25 +136,30 @@ def _next(p: np.ndarray) -> np.ndarray:
     return np.concatenate([p[:, 1:], p[:, :1]], axis=1)
 
 
-def _pt_seg2(p, a, ab, abab):
-    """Squared distances from points p (K, m, 1, 2) to segments a + [0, 1] ab (K, 1, e, 2), abab = |ab|^2."""
-    ap = p - a
-    t = np.clip((ap * ab).sum(-1) / abab, 0.0, 1.0)
-    d = ap - t[..., None] * ab
-    return (d * d).sum(-1)
+def _pt_seg2(px, py, ax, ay, abx, aby, abab):
+    """Squared distances from points (px, py) to segments a + [0, 1] ab, abab = |ab|^2: x and y as separate arrays
+    that broadcast together, the pair index last (long inner loops; the same arithmetic as on (x, y) rows)."""
+    apx, apy = px - ax, py - ay
+    t = np.clip((apx * abx + apy * aby) / abab, 0.0, 1.0)
+    dx, dy = apx - t * abx, apy - t * aby
+    return dx * dx + dy * dy
 
 
 def poly_distance(pa: np.ndarray, pb: np.ndarray) -> np.ndarray:
     """Distances between convex polygons pa[k] and pb[k] ((K, m, 2), (K, m', 2)); 0 where they overlap (separating
     axis test over both polygons' edge normals, exact for convex polygons; otherwise the nearest vertex-edge pair)."""
     ea, eb = _next(pa) - pa, _next(pb) - pb
-    axes = np.concatenate([ea, eb], axis=1)[..., ::-1] * np.array([-1.0, 1.0])      # edge normals
-    ra = np.matmul(pa, axes.transpose(0, 2, 1))
-    rb = np.matmul(pb, axes.transpose(0, 2, 1))
-    separated = ((ra.max(1) < rb.min(1)) | (rb.max(1) < ra.min(1))).any(1)
-    d1 = _pt_seg2(pa[:, :, None], pb[:, None], eb[:, None], np.maximum((eb * eb).sum(-1), 1e-12)[:, None])
-    d2 = _pt_seg2(pb[:, :, None], pa[:, None], ea[:, None], np.maximum((ea * ea).sum(-1), 1e-12)[:, None])
-    return np.where(separated, np.sqrt(np.minimum(d1.min((1, 2)), d2.min((1, 2)))), 0.0)
+    e = np.concatenate([ea, eb], axis=1)
+    axes = np.stack([-e[..., 1], e[..., 0]], axis=-1)                                # edge normals
+    # Both polygons' vertices on every normal in one matmul (as two would round it), reduced with K last.
+    r = np.matmul(np.concatenate([pa, pb], axis=1), axes.transpose(0, 2, 1))
+    r = np.ascontiguousarray(r.transpose(1, 2, 0))                                   # (m + m', axes, K)
+    ra, rb = r[:pa.shape[1]], r[pa.shape[1]:]
+    separated = ((ra.max(0) < rb.min(0)) | (rb.max(0) < ra.min(0))).any(0)
+    (xa, ya), (xb, yb), (exa, eya), (exb, eyb) = (np.ascontiguousarray(q.transpose(2, 1, 0)) for q in (pa, pb, ea, eb))
+    d1 = _pt_seg2(xa[:, None], ya[:, None], xb, yb, exb, eyb, np.maximum(exb * exb + eyb * eyb, 1e-12))   # (m, m', K)
+    d2 = _pt_seg2(xb[:, None], yb[:, None], xa, ya, exa, eya, np.maximum(exa * exa + eya * eya, 1e-12))
+    return np.where(separated, np.sqrt(np.minimum(d1.min((0, 1)), d2.min((0, 1)))), 0.0)
 
 
 def footprint_clearance(polys: np.ndarray) -> float:
@@ -177,26 +183,25 @@ def box_clearance(polys: np.ndarray, rect) -> float:
 # --- locally exact painting ----------------------------------------------------------------------------------
 
 def _faces(lo, hi, skip: set[int]):
-    """The +x, +y, +z faces of a box not in `skip` (axes): (axis, four corners in tenths)."""
+    """The +x, +y, +z faces of a box not in `skip` (axes): (axis, four corners in tenths). Face a has corners
+    (lo_b, lo_c), (hi_b, lo_c), (hi_b, hi_c), (lo_b, hi_c) on its other axes b = a + 1, c = a + 2 (mod 3)."""
+    (x0, y0, z0), (x1, y1, z1) = lo, hi
     out = []
-    for a in range(3):
-        if a in skip:
-            continue
-        b, c = (a + 1) % 3, (a + 2) % 3
-        quad = []
-        for vb, vc in ((lo[b], lo[c]), (hi[b], lo[c]), (hi[b], hi[c]), (lo[b], hi[c])):
-            p = [0, 0, 0]
-            p[a], p[b], p[c] = hi[a], vb, vc
-            quad.append(tuple(p))
-        out.append((a, quad))
+    if 0 not in skip:
+        out.append((0, [(x1, y0, z0), (x1, y1, z0), (x1, y1, z1), (x1, y0, z1)]))
+    if 1 not in skip:
+        out.append((1, [(x0, y1, z0), (x0, y1, z1), (x1, y1, z1), (x1, y1, z0)]))
+    if 2 not in skip:
+        out.append((2, [(x0, y0, z1), (x1, y0, z1), (x1, y1, z1), (x0, y1, z1)]))
     return out
 
 
-def joint_group(steps, j: int):
+def joint_group(steps, j: int, p=None):
     """Pieces around joint j (0-based: the joint where bar j ends and bar j + 1 starts, cyclically), far to near:
-    (painter key, faces, edges to stroke). Bar j + 1 is lifted locally so that it starts at bar j's end."""
+    (painter key, faces, edges to stroke). Bar j + 1 is lifted locally so that it starts at bar j's end. `p`: the
+    joints of `steps`, when the caller has them."""
     n = len(steps)
-    p = joints(steps)
+    p = p or joints(steps)
     dj, dk = steps[j], steps[(j + 1) % n]
     jp = tuple(10 * v for v in p[j + 1])
     aj, ak, sj, sk = axis_of(dj), axis_of(dk), sign_of(dj), sign_of(dk)
@@ -216,18 +221,18 @@ def joint_group(steps, j: int):
               (0, cube, _faces(*cube, skip_cube), None),
               (sk, start_half, _faces(*start_half, {ak}), (ak, jp[ak] + sk * (lk // 2)))]
     pieces.sort(key=lambda t: t[0])
-    seen: dict = {}
+    seen: dict = {}                            # (axis, edge as an ordered pair of corners): faces holding it
     for _, _, faces, _ in pieces:
         for a, quad in faces:
             for e in zip(quad, quad[1:] + quad[:1]):
-                k = (a, frozenset(e))
+                k = (a, min(e), max(e))
                 seen[k] = seen.get(k, 0) + 1
     out = []
     for key, box, faces, cut in pieces:
         edges = []
         for a, quad in faces:
             for e in zip(quad, quad[1:] + quad[:1]):
-                if seen[(a, frozenset(e))] > 1:
+                if seen[(a, min(e), max(e))] > 1:
                     continue                   # two coplanar faces of one surface: no edge
                 if cut is not None and e[0][cut[0]] == cut[1] == e[1][cut[0]]:
                     continue                   # the half's cut continues into the other half
@@ -238,17 +243,23 @@ def joint_group(steps, j: int):
 
 def paint(ctx: cairo.Context, steps, s: float, origin, edge_px: float = 2.0) -> None:
     """Every joint group, far to near inside each group: faces shaded per pj.SHADE, bending edges in black."""
+    p = joints(steps)
+    groups = [joint_group(steps, j, p) for j in range(len(steps))]
+    # Every face corner and edge end of the object in one projection (a batch of rows rounds each row as a batch
+    # of four or two does), then plain floats for cairo.
+    corners = [q for group in groups for _, _, faces, edges in group
+               for pts in [quad for _, quad in faces] + edges for q in pts]
+    it = iter(pj.ISO.project(np.array(corners, float) / 10, s, origin).tolist())
     ctx.save()
     ctx.set_line_join(cairo.LINE_JOIN_ROUND)
     ctx.set_line_cap(cairo.LINE_CAP_ROUND)
     ctx.set_line_width(edge_px)
-    for j in range(len(steps)):
-        for _, _, faces, edges in joint_group(steps, j):
-            for a, quad in faces:
-                pts = pj.ISO.project(np.asarray(quad, float) / 10, s, origin)
-                ctx.move_to(*pts[0])
-                for q in pts[1:]:
-                    ctx.line_to(*q)
+    for group in groups:
+        for _, _, faces, edges in group:
+            for a, _ in faces:
+                ctx.move_to(*next(it))
+                for _ in range(3):
+                    ctx.line_to(*next(it))
                 ctx.close_path()
                 g = SHADE["+" + AXES[a]]
                 ctx.set_source_rgb(g, g, g)
@@ -257,10 +268,9 @@ def paint(ctx: cairo.Context, steps, s: float, origin, edge_px: float = 2.0) -> 
                 ctx.stroke()
                 ctx.set_line_width(edge_px)
             ctx.set_source_rgb(0, 0, 0)
-            for e in edges:
-                a, b = pj.ISO.project(np.asarray(e, float) / 10, s, origin)
-                ctx.move_to(*a)
-                ctx.line_to(*b)
+            for _ in edges:
+                ctx.move_to(*next(it))
+                ctx.line_to(*next(it))
             ctx.stroke()
     ctx.restore()
 
@@ -301,11 +311,6 @@ def paint_ticks(ctx: cairo.Context, steps, s: float, origin, half_px: float) -> 
 
 # --- bar numbers ---------------------------------------------------------------------------------------------
 
-def _rect(c, w: float, h: float) -> np.ndarray:
-    return np.array([(c[0] - w / 2, c[1] - h / 2), (c[0] + w / 2, c[1] - h / 2), (c[0] + w / 2, c[1] + h / 2),
-                     (c[0] - w / 2, c[1] + h / 2)])
-
-
 def _strip(a, b, r: float) -> np.ndarray:
     e = (b - a) / np.linalg.norm(b - a)
     n = np.array([-e[1], e[0]]) * r
@@ -327,57 +332,82 @@ def number_spots(steps, s: float, origin, sizes, taken, area, arrow_px: float):
     box overlapping no box in `taken` nor another number's. None when some number has no spot (the sampler then
     draws another scene)."""
     polys = footprints(steps, s, origin)
+    n = len(polys)
     p = joints(steps)
     centre = polys.reshape(-1, 2).mean(axis=0)
     taken = list(taken)
-    out, arrow = [], None
-    for i, d in enumerate(steps):
-        a, b = (pj.ISO.project(np.array(p[i + j], float), s, origin) for j in (0, 1))
-        e = (b - a) / np.linalg.norm(b - a)
+    ends = [pj.ISO.project(np.array(q, float), s, origin) for q in p]
+    dirs = [(b - a) / np.linalg.norm(b - a) for a, b in zip(ends, ends[1:])]
+
+    def candidates(i):   # bar i's spots inside `area`, best first: (centre, shapes, bounding boxes)
+        a, b, e = ends[i], ends[i + 1], dirs[i]
         nrm = np.array([-e[1], e[0]])
         w, h = sizes[i]
-        length = abs(sum(d)) * s
+        length = abs(sum(steps[i])) * s
         outward = 1.0 if np.dot((a + b) / 2 - centre, nrm) >= 0 else -1.0    # outside the loop first
-        def candidates():
-            for along in (0.0, -0.25, 0.25, -0.4, 0.4):
-                for side in (outward, -outward):
-                    for gap in (6.0, 14.0, 24.0):
-                        off = 0.52 * s + gap + 0.5 * abs(w * nrm[0]) + 0.5 * abs(h * nrm[1])
-                        c = (a + b) / 2 + side * nrm * off + e * along * (length - 2 * s)
-                        shapes_ = [_rect(c, w, h)]
-                        if i == 0:
-                            tail = c + side * nrm * (0.5 * max(w, h) + 12.0) - e * arrow_px / 2
-                            shapes_.append(_strip(tail, tail + e * arrow_px, 7.0))
-                        boxes = [(c[0] - w / 2, c[1] - h / 2, c[0] + w / 2, c[1] + h / 2)] + \
-                            [_bbox(q) for q in shapes_[1:]]
-                        if any(bx[0] < area[0] or bx[1] < area[1] or bx[2] > area[2] or bx[3] > area[3]
-                               for bx in boxes) or any(_hits(bx, taken) for bx in boxes):
-                            continue
-                        yield c, shapes_, boxes
+        # Plain floats from here on: numpy rounds + - * / on each element exactly as Python does.
+        (mx, my), (ex, ey), (nx, ny) = ((a + b) / 2).tolist(), e.tolist(), nrm.tolist()
+        for along in (0.0, -0.25, 0.25, -0.4, 0.4):
+            for side in (outward, -outward):
+                for gap in (6.0, 14.0, 24.0):
+                    off = 0.52 * s + gap + 0.5 * abs(w * nx) + 0.5 * abs(h * ny)
+                    cx = mx + side * nx * off + ex * along * (length - 2 * s)
+                    cy = my + side * ny * off + ey * along * (length - 2 * s)
+                    x0, y0, x1, y1 = cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2
+                    shapes_ = [[(x0, y0), (x1, y0), (x1, y1), (x0, y1)]]
+                    boxes = [(x0, y0, x1, y1)]
+                    if i == 0:
+                        k = 0.5 * max(w, h) + 12.0
+                        tail = np.array((cx + side * nx * k - ex * arrow_px / 2,
+                                         cy + side * ny * k - ey * arrow_px / 2))
+                        shapes_.append(_strip(tail, tail + e * arrow_px, 7.0))
+                        boxes.append(_bbox(shapes_[1]))
+                    if any(bx[0] < area[0] or bx[1] < area[1] or bx[2] > area[2] or bx[3] > area[3]
+                           for bx in boxes):
+                        continue
+                    yield (cx, cy), shapes_, boxes
 
-        gen = candidates()
-        spot = None
-        while True:                                 # a few candidates per numpy call: the first usually fits
-            chunk = [x for _, x in zip(range(4), gen)]
-            if not chunk:
+    def distances(cands):   # per candidate, its distance to each bar (the nearest of its shapes)
+        if not cands:
+            return []
+        sh = np.array([q for _, shapes_, _ in cands for q in shapes_])                 # (K, 4, 2)
+        rows = poly_distance(np.repeat(sh, n, axis=0), np.tile(polys, (len(sh), 1, 1))).reshape(-1, n).tolist()
+        out, k = [], 0
+        for _, shapes_, _ in cands:
+            out.append([min(col) for col in zip(*rows[k:k + len(shapes_)])])
+            k += len(shapes_)
+        return out
+
+    # The first few candidates of every bar in one numpy call (the first usually fits); later ones, four at a
+    # time, only where those fail. Which candidates are free of `taken` is known only bar by bar.
+    gens = [candidates(i) for i in range(n)]
+    heads = [list(islice(g, 4)) for g in gens]
+    flat = distances([c for h in heads for c in h])
+    head_dist, k = [], 0
+    for h in heads:
+        head_dist.append(flat[k:k + len(h)])
+        k += len(h)
+
+    def stream(i):
+        yield from zip(heads[i], head_dist[i])
+        while chunk := list(islice(gens[i], 4)):
+            yield from zip(chunk, distances(chunk))
+
+    out, arrow = [], None
+    for i in range(n):
+        for (c, shapes_, boxes), dd in stream(i):
+            if any(_hits(bx, taken) for bx in boxes):
+                continue
+            own, rest = dd[i], dd[:i] + dd[i + 1:]
+            if own >= 3.0 and (not rest or min(rest) >= max(8.0, own + 10.0)):
                 break
-            sh = np.array([q for _, shapes_, _ in chunk for q in shapes_])          # (K, 4, 2)
-            dist = poly_distance(np.repeat(sh, len(polys), axis=0), np.tile(polys, (len(sh), 1, 1)))
-            dist = dist.reshape(len(chunk), -1, len(polys)).min(axis=1)             # (candidates, bars)
-            for (c, shapes_, boxes), dd in zip(chunk, dist):
-                own, rest = dd[i], np.delete(dd, i)
-                if own >= 3.0 and (not len(rest) or rest.min() >= max(8.0, own + 10.0)):
-                    spot = (c, shapes_, boxes)
-                    break
-            if spot:
-                break
-        if spot is None:
+        else:
             return None
-        c, shapes_, boxes = spot
-        out.append((float(c[0]), float(c[1])))
+        out.append(c)
         taken += boxes
         if i == 0:
+            e = dirs[0]
             tail = (shapes_[1][0] + shapes_[1][2]) / 2 - e * arrow_px / 2
             arrow = ((float(tail[0]), float(tail[1])), (float(tail[0] + e[0] * arrow_px),
                                                         float(tail[1] + e[1] * arrow_px)))
-    return out, arrow
+    return tuple(out), arrow

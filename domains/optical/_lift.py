@@ -30,7 +30,7 @@ def canon(p: Sequence[int]) -> Vec:
 
 def kernel_offset(a: Sequence, b: Sequence) -> Fraction:
     """m with a - b = m (1, 1, 1); raises ValueError if a and b are drawn at different screen points."""
-    d = [Fraction(x) - Fraction(y) for x, y in zip(a, b)]
+    d = [Fraction(x - y) if type(x) is int and type(y) is int else Fraction(x) - Fraction(y) for x, y in zip(a, b)]
     if not d[0] == d[1] == d[2]:
         raise ValueError(f"points {tuple(a)} and {tuple(b)} are drawn at different screen points")
     return d[0]
@@ -78,8 +78,11 @@ def potentials(bars: Sequence[DrawnBar], joints: Sequence[tuple[int, int]] = (),
     """Bellman-Ford from a virtual source: per bar (c, e) such that t = c + e * eps satisfies every constraint for
     all small eps > 0; None when a negative cycle makes the drawing unbuildable."""
     n = len(bars)
-    dist = [(Fraction(0), 0)] * n
-    edges = _constraints(bars, joints, crossings)
+    dist = [(0, 0)] * n
+    # Whole weights as ints (equal to their Fractions, and far faster to add and compare: lattice loops have only
+    # those); the potentials come out as ints where every weight on their path is whole.
+    edges = [(a, b, (c.numerator if c.denominator == 1 else c, e)) for a, b, (c, e) in
+             _constraints(bars, joints, crossings)]
     for _ in range(n + 1):
         changed = False
         for a, b, w in edges:

@@ -406,9 +406,10 @@ def _text_wh(text: str, bold: bool) -> tuple[float, float]:
     return text_size(Canvas(8), text, LABEL if bold else TEXT)
 
 
+@lru_cache(maxsize=64)
 def number_layout(scene: Scene):
     """Where the bar numbers and bar 1's travel arrow go (`_bars.number_spots`), or None: the sampler rejects such
-    a scene, so `draw` always finds the same spots."""
+    a scene, so `draw` always finds the same spots (cached: `draw` reuses what the sampler computed)."""
     wc, _ = _text_wh(CAPTION, False)
     taken = [legend_box(scene.legend), (LO, LO, LO + 12 + wc, LO + 28)]
     sizes = [_text_wh(str(i + 1), True) for i in range(len(scene.steps))]

@@ -87,12 +87,14 @@ def rect_counts(cum: np.ndarray, r0, c0, h, w) -> np.ndarray:
     return cum[:, r0 + h, c0 + w] - cum[:, r0, c0 + w] - cum[:, r0 + h, c0] + cum[:, r0, c0]
 
 
+_STAR = [(float(np.cos(a)), float(np.sin(a))) for a in (-np.pi / 2 + i * np.pi / 5 for i in range(10))]
+
+
 def star(cx: float, cy: float, rad: float) -> list[tuple[float, float]]:
     pts = []
-    for i in range(10):
-        a = -np.pi / 2 + i * np.pi / 5
+    for i, (ca, sa) in enumerate(_STAR):
         rr = rad if i % 2 == 0 else rad * 0.45
-        pts.append((cx + rr * np.cos(a), cy + rr * np.sin(a)))
+        pts.append((cx + rr * ca, cy + rr * sa))
     return pts
 
 

@@ -383,10 +383,11 @@ def draw(scene: Scene, canvas: Canvas) -> None:
     oc.symbols(canvas, [(shape_at(scene, r, c), colour_at(scene, r, c), size_at(scene, r, c),
                        x0 + (c + 0.5) * CELL_PX, y0 + (r + 0.5) * CELL_PX)
                       for r in range(scene.rows) for c in range(scene.cols) if (r, c) not in hid])
+    numbers = TEXT.with_(font_px=18.0)
     for i in range(scene.rows):
-        draw_text_px(canvas, str(i + 1), (x0 - 20, y0 + (i + 0.5) * CELL_PX), TEXT.with_(font_px=18.0))
+        draw_text_px(canvas, str(i + 1), (x0 - 20, y0 + (i + 0.5) * CELL_PX), numbers)
     for j in range(scene.cols):
-        draw_text_px(canvas, str(j + 1), (x0 + (j + 0.5) * CELL_PX, y0 - 18), TEXT.with_(font_px=18.0))
+        draw_text_px(canvas, str(j + 1), (x0 + (j + 0.5) * CELL_PX, y0 - 18), numbers)
     for name, (r0, c0, h, w) in zip("AB", scene.occluders):
         shapes.rect(canvas, x0 + c0 * CELL_PX, y0 + r0 * CELL_PX, x0 + (c0 + w) * CELL_PX, y0 + (r0 + h) * CELL_PX,
                     Style(stroke=(0.3, 0.3, 0.3), fill=GREY, width_px=2.0))
