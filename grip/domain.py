@@ -98,7 +98,32 @@ class Ladder:
 
 
 def scene_to_json(scene: Any) -> dict:
-    return json.loads(json.dumps(dataclasses.asdict(scene)))
+    if not hasattr(type(scene), "__dataclass_fields__"):
+        return json.loads(json.dumps(dataclasses.asdict(scene)))   # which raises asdict's TypeError
+    return json.loads(json.dumps(_plain(scene)))
+
+
+_LEAVES = frozenset((int, float, str, bool, type(None)))
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _plain(obj: Any) -> Any:
+    """What `dataclasses.asdict` makes of a value, up to what JSON keeps of it (several times faster): dataclasses
+    as dicts of their fields, lists, tuples and named tuples as lists, dicts as dicts, anything else as it is
+    (asdict deep-copies it, which JSON cannot tell)."""
+    cls = type(obj)
+    if cls in _LEAVES:
+        return obj
+    names = _FIELD_NAMES.get(cls)
+    if names is None and hasattr(cls, "__dataclass_fields__"):
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    if names is not None:
+        return {k: _plain(getattr(obj, k)) for k in names}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items()}
+    return obj
 
 
 def _retuple(value: Any) -> Any:

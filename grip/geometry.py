@@ -476,10 +476,10 @@ def cells_apply(op: str, cells) -> tuple[tuple[int, int], ...]:
 
 def normalise_lattice(pts) -> tuple[tuple[int, int], ...]:
     """The point set translated so that its smallest x and smallest y are 0, sorted: equal for translates."""
-    pts = [tuple(int(v) for v in p) for p in pts]
+    pts = [(int(x), int(y)) for x, y in pts]
     if not pts:
         return ()
-    x0, y0 = min(p[0] for p in pts), min(p[1] for p in pts)
+    x0, y0 = min(x for x, _ in pts), min(y for _, y in pts)
     return tuple(sorted({(x - x0, y - y0) for x, y in pts}))
 
 
@@ -497,10 +497,12 @@ def max_translation_overlap(a, b) -> int:
 
 
 def cells_polygon(cells):
-    """The union of the unit squares of `cells` as one shapely geometry (exact integer corners)."""
-    from shapely.geometry import box as _box
-    from shapely.ops import unary_union
-    return unary_union([_box(x, y, x + 1, y + 1) for x, y in cells])
+    """The union of the unit squares of `cells` as one shapely geometry (exact integer corners). The squares are
+    `shapely.geometry.box(x, y, x + 1, y + 1)`, corner for corner, made in one vectorised call."""
+    import shapely
+    xy = np.array([(x, y) for x, y in cells], dtype=float).reshape(-1, 2)
+    x, y = xy[:, 0], xy[:, 1]
+    return shapely.union_all(shapely.box(x, y, x + 1, y + 1))
 
 
 def grid_permutation(n: int, op: str) -> tuple[int, ...]:

@@ -3,6 +3,7 @@ sizes stay in pixels. Also the register of placed labels and strokes used for co
 from __future__ import annotations
 
 import io
+import math
 import zlib
 from contextlib import contextmanager
 
@@ -11,15 +12,26 @@ import numpy as np
 from shapely.geometry.base import BaseGeometry
 
 SAFE_BORDER_PX = 24
+_IDENTITY = cairo.Matrix()
 
 
 class LazyGeometry:
     """A shapely geometry built on first use (`.geometry`, or any attribute, which it forwards): what the shape
-    functions return and register, so that a canvas nobody checks labels against never pays for buffering."""
-    __slots__ = ("_make", "_geom")
+    functions return and register, so that a canvas nobody checks labels against never pays for buffering. Made
+    with the pixel points it lies around (`pts`, an (n, 2) array) and a distance `pad` it stays within, it also
+    tells (`reach`) a box that holds it, without being built."""
+    __slots__ = ("_make", "_geom", "_pts", "_pad")
 
-    def __init__(self, make):
-        self._make, self._geom = make, None
+    def __init__(self, make, pts: np.ndarray | None = None, pad: float = 0.0):
+        self._make, self._geom, self._pts, self._pad = make, None, pts, pad
+
+    def reach(self) -> tuple[float, float, float, float] | None:
+        """A box (x0, y0, x1, y1) holding the geometry (a pixel wider than `pad` needs), or None when unknown."""
+        if self._pts is None or not len(self._pts):
+            return None
+        (x0, y0), (x1, y1) = self._pts.min(axis=0).tolist(), self._pts.max(axis=0).tolist()
+        d = self._pad + 1.0
+        return x0 - d, y0 - d, x1 + d, y1 + d
 
     @property
     def geometry(self) -> BaseGeometry:
@@ -47,6 +59,7 @@ class Canvas:
         self._sy = self.scale if y1 > y0 else -self.scale
         self._ox = self.size_px / 2 - self._sx * (x0 + x1) / 2
         self._oy = self.size_px / 2 - self._sy * (y0 + y1) / 2
+        self._s2, self._o2 = np.array([self._sx, self._sy]), np.array([self._ox, self._oy])
         self.surface = cairo.ImageSurface(cairo.FORMAT_RGB24, self.size_px, self.size_px)
         self.ctx = cairo.Context(self.surface)
         self.ctx.set_antialias(cairo.ANTIALIAS_GRAY)
@@ -55,14 +68,15 @@ class Canvas:
         self.labels: list[BaseGeometry] = []                    # placed label boxes, pixel space
         self._strokes: list[tuple[str | None, BaseGeometry | LazyGeometry]] = []
         self._lazy = False
+        self._bytes: np.ndarray | None = None                  # the surface's bytes, for white_under_stroke
 
     # --- transform -------------------------------------------------------------------------------------------
     def px(self, x: float, y: float) -> tuple[float, float]:
         return (self._ox + self._sx * x, self._oy + self._sy * y)
 
     def pts_px(self, pts) -> np.ndarray:
-        a = np.asarray(pts, dtype=float).reshape(-1, 2)
-        return np.column_stack([self._ox + self._sx * a[:, 0], self._oy + self._sy * a[:, 1]])
+        # (sx, sy) * a + (ox, oy): the per-coordinate arithmetic of px(), in one pass instead of two and a stack
+        return np.asarray(pts, dtype=float).reshape(-1, 2) * self._s2 + self._o2
 
     def len_px(self, length: float) -> float:
         return abs(length * self.scale)
@@ -81,6 +95,37 @@ class Canvas:
         a = np.asarray(pts_px, dtype=float).reshape(-1, 2)
         lo, hi = border_px, self.size_px - border_px
         return bool(np.all(a >= lo) and np.all(a <= hi))
+
+    def box_inside_safe(self, x0: float, y0: float, x1: float, y1: float,
+                        border_px: float = SAFE_BORDER_PX) -> bool:
+        """`inside_safe` of the four corners of an axis-aligned box, without building them."""
+        lo, hi = border_px, self.size_px - border_px
+        return bool(lo <= x0 <= hi and lo <= x1 <= hi and lo <= y0 <= hi and lo <= y1 <= hi)
+
+    def white_under_stroke(self, half_width_px: float) -> bool:
+        """Whether every pixel that stroking the current path `2 * half_width_px` wide could touch is already white,
+        so that a white stroke would change none: cairo's 8-bit OVER of white at coverage m onto white gives
+        m + 255 (255 - m) / 255 = 255 exactly. The stroke stays within half its width of the path's extents, and
+        antialiasing within the pixels that region meets (a pixel more is looked at). Only for drawing onto this
+        canvas's own surface in pixel space with the OVER operator; False otherwise."""
+        ctx = self.ctx
+        if ctx.get_operator() != cairo.OPERATOR_OVER or ctx.get_matrix() != _IDENTITY or \
+                ctx.get_group_target() != self.surface:
+            return False
+        x0, y0, x1, y1 = ctx.path_extents()
+        m = half_width_px + 1
+        if self._bytes is None:
+            s = self.surface
+            self._bytes = np.frombuffer(s.get_data(), dtype=np.uint8).reshape(s.get_height(), s.get_stride())
+        h, w = self._bytes.shape[0], self.surface.get_width()
+        i0, i1 = max(0, math.floor(y0 - m)), min(h, math.floor(y1 + m) + 1)
+        j0, j1 = max(0, math.floor(x0 - m)), min(w, math.floor(x1 + m) + 1)
+        if i0 >= i1 or j0 >= j1:
+            return True   # nothing of it on the canvas
+        self.surface.flush()
+        # All four bytes 255: white, and the padding byte as cairo writes it (a padding byte of another value only
+        # costs the skip)
+        return bool(self._bytes[i0:i1, 4 * j0:4 * j1].min() == 255)
 
     @contextmanager
     def layer(self):
@@ -103,6 +148,22 @@ class Canvas:
             self._strokes[:] = [(o, g.geometry if isinstance(g, LazyGeometry) else g) for o, g in self._strokes]
             self._lazy = False
         return self._strokes
+
+    def strokes_near(self, box: tuple[float, float, float, float], owner: str | None) -> list[BaseGeometry]:
+        """The outlines of the strokes not owned by `owner` that may meet the box (x0, y0, x1, y1), in the order
+        drawn; every other one lies wholly outside it. A lazy outline whose `reach` misses the box is not built."""
+        x0, y0, x1, y1 = box
+        out = []
+        for own, g in self._strokes:
+            if own == owner:
+                continue
+            if isinstance(g, LazyGeometry):
+                r = g.reach()
+                if r is not None and (r[0] > x1 or r[2] < x0 or r[1] > y1 or r[3] < y0):
+                    continue
+                g = g.geometry
+            out.append(g)
+        return out
 
     @strokes.setter
     def strokes(self, value) -> None:

@@ -147,9 +147,10 @@ def fit(cam: OrthoCamera, pts, box: tuple[float, float, float, float], s_max: fl
 
 
 def _path(ctx: cairo.Context, pts: np.ndarray) -> None:
+    pts = pts.tolist()          # Python floats: the same values, without a numpy scalar per coordinate
     ctx.move_to(*pts[0])
-    for p in pts[1:]:
-        ctx.line_to(*p)
+    for u, v in pts[1:]:
+        ctx.line_to(u, v)
     ctx.close_path()
 
 

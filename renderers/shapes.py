@@ -6,15 +6,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from shapely.geometry import LineString, Point, Polygon
+from shapely.geometry import LineString, MultiLineString, Point, Polygon
 
 from grip.renderers.canvas import Canvas, LazyGeometry
 from grip.renderers.style import Style
 
 
-def _apply(canvas: Canvas, style: Style) -> None:
+def _apply(canvas: Canvas, style: Style, fill: bool = True) -> None:
+    """Fill (unless `fill` is False: what `style.with_(fill=None)` would draw, without building that style) and
+    stroke the current path, then clear it."""
     ctx = canvas.ctx
-    if style.fill is not None:
+    if fill and style.fill is not None:
         ctx.set_source_rgb(*style.fill)
         if style.stroke is not None:
             ctx.fill_preserve()
@@ -44,8 +46,8 @@ def _trace(canvas: Canvas, pts_px: np.ndarray, closed: bool) -> None:
 def polyline(canvas: Canvas, pts, style: Style, owner: str | None = None):
     p = canvas.pts_px(pts)
     _trace(canvas, p, closed=False)
-    _apply(canvas, style.with_(fill=None))
-    g = LazyGeometry(lambda: LineString(p).buffer(style.width_px / 2))
+    _apply(canvas, style, fill=False)
+    g = LazyGeometry(lambda: LineString(p).buffer(style.width_px / 2), p, style.width_px / 2)
     canvas.register_stroke(g, owner)
     return g
 
@@ -59,14 +61,14 @@ def segments(canvas: Canvas, segs, style: Style, owner: str | None = None, regis
     is recorded for label collision checks (skip it for backdrops no label needs to avoid)."""
     arr = canvas.pts_px(np.asarray(segs, float).reshape(-1, 2)).reshape(-1, 2, 2)
     ctx = canvas.ctx
-    for a, b in arr:
-        ctx.move_to(*a)
-        ctx.line_to(*b)
-    _apply(canvas, style.with_(fill=None))
+    for (u0, v0), (u1, v1) in arr.tolist():   # Python floats: the same values, without numpy scalars
+        ctx.move_to(u0, v0)
+        ctx.line_to(u1, v1)
+    _apply(canvas, style, fill=False)
     if not register:
         return None
-    from shapely.geometry import MultiLineString
-    g = LazyGeometry(lambda: MultiLineString([tuple(map(tuple, s)) for s in arr]).buffer(style.width_px / 2))
+    g = LazyGeometry(lambda: MultiLineString([tuple(map(tuple, s)) for s in arr]).buffer(style.width_px / 2),
+                     arr.reshape(-1, 2), style.width_px / 2)
     canvas.register_stroke(g, owner)
     return g
 
@@ -78,7 +80,8 @@ def polygon(canvas: Canvas, pts, style: Style, owner: str | None = None):
     # A filled shape blocks its whole area for labels of other parts; an outline only its stroke.
     half = style.width_px / 2 if style.stroke is not None else 0
     filled = style.fill is not None
-    g = LazyGeometry(lambda: Polygon(p).buffer(half) if filled else Polygon(p).exterior.buffer(max(half, 0.5)))
+    g = LazyGeometry(lambda: Polygon(p).buffer(half) if filled else Polygon(p).exterior.buffer(max(half, 0.5)),
+                     p, max(half, 0.5))
     canvas.register_stroke(g, owner)
     return g
 
@@ -99,7 +102,7 @@ def circle(canvas: Canvas, center, radius: float, style: Style, owner: str | Non
     def outline():
         disk = Point(cx, cy).buffer(r + half)
         return disk if filled else disk.difference(Point(cx, cy).buffer(max(r - half, 0)))
-    g = LazyGeometry(outline)
+    g = LazyGeometry(outline, np.array([(cx, cy)]), r + half)
     canvas.register_stroke(g, owner)
     return g
 
@@ -124,7 +127,7 @@ def arrowhead(canvas: Canvas, tip_px, direction_px, style: Style, size_px: float
     _trace(canvas, pts, closed=True)
     col = style.stroke if style.stroke is not None else (0, 0, 0)
     _apply(canvas, Style(stroke=col, fill=col, width_px=1.0))
-    g = LazyGeometry(lambda: Polygon(pts))
+    g = LazyGeometry(lambda: Polygon(pts), pts)
     canvas.register_stroke(g, owner)
     return g
 
@@ -150,8 +153,8 @@ def curved_arrow(canvas: Canvas, center, radius: float, a0_deg: float, a1_deg: f
     total = keep[-1]
     shaft = p[keep <= total - head_px * 0.7]
     _trace(canvas, shaft, closed=False)
-    _apply(canvas, style.with_(fill=None))
-    g = LazyGeometry(lambda: LineString(shaft).buffer(style.width_px / 2))
+    _apply(canvas, style, fill=False)
+    g = LazyGeometry(lambda: LineString(shaft).buffer(style.width_px / 2), shaft, style.width_px / 2)
     canvas.register_stroke(g, owner)
     head = arrowhead(canvas, p[-1], p[-1] - p[-4], style, head_px, owner)
     return LazyGeometry(lambda: g.geometry.union(head.geometry))
@@ -201,6 +204,6 @@ def hatch(canvas: Canvas, x0: float, y0: float, x1: float, y1: float, spacing_px
         ctx.set_source_rgb(*(style.stroke or (0, 0, 0)))
         ctx.set_line_width(style.width_px)
         ctx.stroke()
-    g = LazyGeometry(lambda: Polygon([(u0, v0), (u1, v0), (u1, v1), (u0, v1)]))
+    g = LazyGeometry(lambda: Polygon([(u0, v0), (u1, v0), (u1, v1), (u0, v1)]), p)
     canvas.register_stroke(g, owner)
     return g

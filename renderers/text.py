@@ -11,6 +11,7 @@ import subprocess
 
 import cairo
 import numpy as np
+import shapely
 from shapely.geometry import Polygon, box
 from shapely.ops import polylabel
 
@@ -51,24 +52,44 @@ def _select(canvas: Canvas, style: Style) -> None:
     ctx.set_font_size(style.font_px)
 
 
+def _box(x0: float, y0: float, x1: float, y1: float) -> Polygon:
+    """`shapely.geometry.box(x0, y0, x1, y1)`, corner for corner, built by shapely's vectorised constructor (about
+    6x faster than the Python coordinate list of `box`). NaN corners, for which that one gives None, take `box`."""
+    b = shapely.box(x0, y0, x1, y1)
+    return b if b is not None else box(x0, y0, x1, y1)
+
+
+def _extents(canvas: Canvas, text: str, style: Style) -> cairo.TextExtents:
+    _select(canvas, style)
+    return canvas.ctx.text_extents(text)
+
+
 def text_size(canvas: Canvas, text: str, style: Style) -> tuple[float, float]:
     """(width, height) in px of the ink box of `text`, halo included."""
-    _select(canvas, style)
-    ext = canvas.ctx.text_extents(text)
+    ext = _extents(canvas, text, style)
     return ext.width + 2 * style.halo_px, ext.height + 2 * style.halo_px
 
 
+def _box_corners(center_px, size: tuple[float, float]) -> tuple[float, float, float, float]:
+    (u, v), (w, h) = center_px, size
+    return u - w / 2, v - h / 2, u + w / 2, v + h / 2
+
+
 def text_box_px(canvas: Canvas, text: str, center_px, style: Style) -> Polygon:
-    w, h = text_size(canvas, text, style)
-    u, v = center_px
-    return box(u - w / 2, v - h / 2, u + w / 2, v + h / 2)
+    return _box(*_box_corners(center_px, text_size(canvas, text, style)))
 
 
 def draw_text_px(canvas: Canvas, text: str, center_px, style: Style) -> Polygon:
     """Draw `text` centred on a pixel point, with a white halo when `style.halo_px` > 0. Returns its box."""
-    _select(canvas, style)
+    ext = _extents(canvas, text, style)
+    _paint_text(canvas, text, center_px, style, ext)
+    w, h = ext.width + 2 * style.halo_px, ext.height + 2 * style.halo_px   # text_size's box, measured once
+    return _box(center_px[0] - w / 2, center_px[1] - h / 2, center_px[0] + w / 2, center_px[1] + h / 2)
+
+
+def _paint_text(canvas: Canvas, text: str, center_px, style: Style, ext: cairo.TextExtents) -> None:
+    """The drawing of `draw_text_px`, given the text's extents under the font `_select` set."""
     ctx = canvas.ctx
-    ext = ctx.text_extents(text)
     u = center_px[0] - ext.width / 2 - ext.x_bearing
     v = center_px[1] - ext.height / 2 - ext.y_bearing
     if style.halo_px > 0:
@@ -77,23 +98,26 @@ def draw_text_px(canvas: Canvas, text: str, center_px, style: Style) -> Polygon:
         ctx.set_source_rgb(1, 1, 1)
         ctx.set_line_width(2 * style.halo_px)
         ctx.set_line_join(cairo.LINE_JOIN_ROUND)
-        ctx.stroke()
+        if canvas.white_under_stroke(style.halo_px):
+            ctx.new_path()   # a halo on blank paper changes no pixel: skip its stroke, the bulk of a label's cost
+        else:
+            ctx.stroke()
     ctx.move_to(u, v)
     ctx.set_source_rgb(*style.text)
     ctx.show_text(text)
     ctx.new_path()
-    w, h = ext.width + 2 * style.halo_px, ext.height + 2 * style.halo_px   # text_size's box, measured once
-    return box(center_px[0] - w / 2, center_px[1] - h / 2, center_px[0] + w / 2, center_px[1] + h / 2)
 
 
 def draw_text(canvas: Canvas, text: str, at, style: Style = LABEL, register: bool = True,
               check_safe: bool = True) -> Polygon:
     """Draw text centred on a world point. Raises Reject("text_clipped") if it leaves the safe area."""
     c = canvas.px(*at)
-    b = text_box_px(canvas, text, c, style)
-    if check_safe and not canvas.inside_safe(np.array(b.exterior.coords)):
+    ext = _extents(canvas, text, style)
+    corners = _box_corners(c, (ext.width + 2 * style.halo_px, ext.height + 2 * style.halo_px))
+    if check_safe and not canvas.box_inside_safe(*corners):
         raise Reject("text_clipped")
-    draw_text_px(canvas, text, c, style)
+    _paint_text(canvas, text, c, style, ext)
+    b = _box(*corners)
     if register:
         canvas.labels.append(b)
     return b
@@ -122,17 +146,25 @@ def _first_free_spot(canvas: Canvas, text: str, centres, owner: str | None, styl
                      draw: bool) -> Polygon:
     """The first candidate centre (pixels) whose text box lies in the safe area, overlaps no placed label and keeps
     `clearance_px` from every stroke not owned by `owner`; drawn and registered. None fits: Reject("label_clash")."""
+    ext = _extents(canvas, text, style)   # one measure for every candidate, and the box is built only in the safe area
+    size = ext.width + 2 * style.halo_px, ext.height + 2 * style.halo_px
     for c in centres:
-        b = text_box_px(canvas, text, c, style)
-        if not canvas.inside_safe(np.array(b.exterior.coords)):
+        corners = _box_corners(c, size)
+        if not canvas.box_inside_safe(*corners):
             continue
+        b = _box(*corners)
         if any(b.intersects(o) for o in canvas.labels):
             continue
-        grown = b.buffer(clearance_px)
-        if any(own != owner and grown.intersects(g) for own, g in canvas.strokes):
-            continue
+        # Only strokes near the box can come within the clearance (its buffer lies inside the box widened by it)
+        x0, y0, x1, y1 = corners
+        reach = clearance_px + 1.0
+        near = canvas.strokes_near((x0 - reach, y0 - reach, x1 + reach, y1 + reach), owner)
+        if near:
+            grown = b.buffer(clearance_px)
+            if any(grown.intersects(g) for g in near):
+                continue
         if draw:
-            draw_text_px(canvas, text, c, style)
+            _paint_text(canvas, text, c, style, ext)
         canvas.labels.append(b)
         return b
     raise Reject("label_clash")
@@ -159,9 +191,10 @@ def label_inside(canvas: Canvas, text: str, region_world, style: Style = LABEL) 
     """Label at the pole of inaccessibility (polylabel) of a world polygon; rejects if the text does not fit."""
     poly = Polygon(canvas.pts_px(region_world))
     p = polylabel(poly, tolerance=1.0)
-    b = text_box_px(canvas, text, (p.x, p.y), style)
+    ext = _extents(canvas, text, style)
+    b = _box(*_box_corners((p.x, p.y), (ext.width + 2 * style.halo_px, ext.height + 2 * style.halo_px)))
     if not poly.contains(b):
         raise Reject("label_does_not_fit")
-    draw_text_px(canvas, text, (p.x, p.y), style)
+    _paint_text(canvas, text, (p.x, p.y), style, ext)
     canvas.labels.append(b)
     return b

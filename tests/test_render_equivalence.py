@@ -141,3 +141,147 @@ def test_cut_cubes_are_the_cubes_whose_removal_disconnects():
         assert vx.cut_cubes(s) == {c for c in s if not vx.connected(s - {c})}
     assert vx.cut_cubes([(0, 0, 0)]) == {(0, 0, 0)}
     assert vx.cut_cubes([(0, 0, 0), (0, 0, 2)]) is None and vx.cut_cubes([]) is None
+
+
+def test_halo_skipped_on_white_paper_changes_no_pixel(monkeypatch):
+    """Labels over blank paper, over shapes, across the canvas edge and under a transform: the halo stroke that
+    `white_under_stroke` skips would have changed no pixel."""
+    rng = np.random.default_rng(7)
+    labels = [("".join(rng.choice(list("AQgj8%Wy ."), int(rng.integers(1, 9)))),
+               (float(rng.uniform(-10, 330)), float(rng.uniform(-10, 330))),
+               LABEL.with_(font_px=float(rng.uniform(10, 30)), halo_px=float(rng.choice([1.0, 2.0, 3.0, 4.5]))))
+              for _ in range(60)]
+
+    def render(white_under_stroke):
+        with monkeypatch.context() as m:
+            m.setattr(Canvas, "white_under_stroke", white_under_stroke)
+            c = Canvas(size_px=320)
+            shapes.polygon(c, [(40.0, 40.0), (200.0, 60.0), (120.0, 180.0)], PX.with_(fill=(0.9, 0.8, 0.6)))
+            shapes.circle(c, (240.0, 240.0), 50.0, PX)
+            shapes.rect(c, 0.0, 300.0, 320.0, 320.0, Style(stroke=None, fill=(0.0, 0.0, 0.0)))
+            for k, (text, at, style) in enumerate(labels):
+                if k == 50:
+                    c.ctx.translate(3.5, 2.25)   # not in pixel space: never skipped
+                draw_text_px(c, text, at, style)
+            return c.array()
+
+    real, skipped = Canvas.white_under_stroke, []
+
+    def counted(self, half):
+        skipped.append(real(self, half))
+        return skipped[-1]
+
+    fast = render(counted)
+    assert 10 < sum(skipped) < 50   # both branches taken
+    assert np.array_equal(fast, render(lambda self, half: False))
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")   # shapely on the NaN corner
+def test_box_helpers_are_shapely_box():
+    from shapely import wkb
+    from shapely.geometry import box
+    from grip.renderers.text import _box
+    rng = np.random.default_rng(2)
+    for x0, y0, x1, y1 in [*rng.uniform(-1e3, 1e3, (200, 4)), (1, 2, 3, 4), (np.float64(0.1), 2, 3, 4.5),
+                           (float("nan"), 0.0, 1.0, 1.0)]:
+        assert wkb.dumps(_box(x0, y0, x1, y1)) == wkb.dumps(box(x0, y0, x1, y1))
+    c = Canvas(size_px=100)
+    for x0, y0, x1, y1 in [*rng.uniform(-10, 110, (300, 4)), (24, 24, 76, 76), (24, 24, 76.01, 76),
+                           (float("nan"), 30, 40, 50)]:
+        corners = np.array(box(x0, y0, x1, y1).exterior.coords)
+        assert c.box_inside_safe(x0, y0, x1, y1) == c.inside_safe(corners)
+
+
+def test_pts_px_is_px_point_by_point():
+    rng = np.random.default_rng(4)
+    for world in ((0.0, 0.0, 768.0, 768.0), (-3.7, 11.2, 9.1, -4.4), (5.0, -2.0, -7.5, 10.0)):
+        c = Canvas(size_px=500, world=world)
+        pts = rng.uniform(-20, 20, (50, 2))
+        got = c.pts_px(pts)
+        assert got.shape == (50, 2) and got.tobytes() == np.array([c.px(x, y) for x, y in pts]).tobytes()
+    assert c.pts_px([]).shape == (0, 2)
+
+
+def test_scene_to_json_is_the_asdict_round_trip():
+    import dataclasses
+    import json
+    from collections import OrderedDict, namedtuple
+    from grip.domain import scene_to_json
+    P = namedtuple("P", "x y")
+
+    @dataclasses.dataclass(frozen=True)
+    class Inner:
+        a: tuple
+        b: float = 0.5
+
+    @dataclasses.dataclass(frozen=True)
+    class Scene:
+        n: int
+        inner: Inner
+        items: tuple
+        table: dict
+        flag: bool = True
+        name: str | None = None
+
+    s = Scene(3, Inner(((1, 2), (3.25, np.float64(1) / 3)), float("inf")),
+              (Inner((), -0.0), P(1, Inner((P(2, 3),))), [True, None, "x"]),
+              OrderedDict([("k", (1, Inner((4,)))), (5, [6.5])]), False, "é")
+    assert json.dumps(scene_to_json(s)) == json.dumps(json.loads(json.dumps(dataclasses.asdict(s))))
+    with pytest.raises(TypeError):
+        scene_to_json({"not": "a dataclass"})
+
+
+def _free_spot_plain(canvas, text, centres, owner, style, clearance_px):
+    """The label search as first written: every candidate's box measured and buffered, against every stroke."""
+    for c in centres:
+        b = text_box_px(canvas, text, c, style)
+        if not canvas.inside_safe(np.array(b.exterior.coords)):
+            continue
+        if any(b.intersects(o) for o in canvas.labels):
+            continue
+        grown = b.buffer(clearance_px)
+        if any(own != owner and grown.intersects(g) for own, g in canvas.strokes):
+            continue
+        canvas.labels.append(b)
+        return b
+    return None
+
+
+def test_label_search_and_stroke_reach_match_the_plain_search():
+    from grip.renderers.text import _first_free_spot
+    rng = np.random.default_rng(9)
+    placed = []
+    for trial in range(3):
+        canvases = []
+        for _ in range(2):
+            c = Canvas(size_px=400)
+            r = np.random.default_rng(trial)
+            for k in range(14):
+                owner = f"s{k % 3}"
+                pts = [tuple(p) for p in r.uniform(0, 400, (int(r.integers(3, 6)), 2))]
+                style = PX.with_(width_px=float(r.uniform(1, 6)), fill=(0.5, 0.5, 0.5) if k % 4 == 0 else None)
+                [lambda: shapes.polyline(c, pts, style, owner), lambda: shapes.polygon(c, pts, style, owner),
+                 lambda: shapes.circle(c, pts[0], float(r.uniform(2, 40)), style, owner),
+                 lambda: shapes.segments(c, [pts[:2]], style, owner),
+                 lambda: shapes.arrow(c, pts[0], pts[1], style, owner=owner),
+                 lambda: shapes.curved_arrow(c, pts[0], 60.0, 10.0, 200.0, style, owner=owner),
+                 lambda: shapes.hatch(c, 10.0, 300.0, 120.0, 340.0, 9.0, style, owner=owner)][k % 7]()
+            canvases.append(c)
+        fast, plain = canvases
+        for _, g in fast._strokes:   # each lazy outline lies in its reach
+            if isinstance(g, LazyGeometry) and g.reach() is not None:
+                x0, y0, x1, y1 = g.reach()
+                b0, c0, b1, c1 = g.geometry.bounds
+                assert x0 < b0 and y0 < c0 and b1 < x1 and c1 < y1
+        for _ in range(8):
+            text = "".join(rng.choice(list("AB12xy"), int(rng.integers(1, 4))))
+            centres = [tuple(p) for p in rng.uniform(0, 400, (16, 2))]
+            owner = str(rng.choice(["s0", "s1", "s2", "none"]))
+            try:
+                got = _first_free_spot(fast, text, centres, owner, LABEL, 8.0, False)
+            except Reject:
+                got = None
+            want = _free_spot_plain(plain, text, centres, owner, LABEL, 8.0)
+            assert (got is None and want is None) or got.equals_exact(want, 0.0)
+            placed.append(got is not None)
+    assert 0 < sum(placed) < len(placed)   # labels placed and labels refused
