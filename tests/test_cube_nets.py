@@ -436,3 +436,16 @@ def test_level_rules(level):
         lad = m.ladder(s)
         assert lad.rungs[3].margin.value >= m.DIST_MIN[level]
     assert seen_deg <= ({1, 2, 3} if level == 3 else {1, 2, 3, 4})
+
+
+def test_ghosts_equal_the_distance_count():
+    # ghosts() counts a candidate cell's taken 4-neighbours; written out here as Manhattan distances to the rest.
+    for net in range(11):
+        for g in cn.D4:
+            cells = cn.place(cn.NETS[net][1], g)
+            for y in range(6):
+                rest = [c for i, c in enumerate(cells) if i != y]
+                want = sorted({(c + dc, r + dr) for c, r in rest for dc, dr in ((1, 0), (-1, 0), (0, 1), (0, -1))
+                               if (c + dc, r + dr) not in cells
+                               and sum(abs(c + dc - a) + abs(r + dr - b) == 1 for a, b in rest) == 1})
+                assert m.ghosts(cells, y) == want

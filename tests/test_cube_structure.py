@@ -165,6 +165,31 @@ def test_hidden_and_half_hidden_tops_are_measured():
     assert any(0.05 < f < 0.95 for f in partial)
 
 
+def _visible_fractions_all_columns(heights):
+    """visible_fractions written out over every (point, column) pair, with no pruning or tabulation."""
+    g, s = len(heights), m.SAMPLES
+    h, w = np.array(heights, dtype=float), np.array(pj.TRI.w)
+    cx, cy = np.meshgrid(np.arange(g), np.arange(g), indexing="ij")
+    u, v = np.meshgrid(m._UV, m._UV, indexing="ij")
+    px = (cx[:, :, None, None] + u[None, None]).ravel()[:, None]
+    py = (cy[:, :, None, None] + v[None, None]).ravel()[:, None]
+    pz = np.broadcast_to(np.maximum(h, 1.0)[:, :, None, None], (g, g, s, s)).ravel()[:, None]
+    x2, y2 = cx.ravel()[None, :], cy.ravel()[None, :]
+    lam_in = np.maximum(np.maximum((x2 - px) / w[0], (y2 - py) / w[1]), 0.0)
+    lam_out = np.minimum((x2 + 1 - px) / w[0], (y2 + 1 - py) / w[1])
+    blocked = (lam_in < lam_out) & (pz + lam_in * w[2] < h.ravel()[None, :] - 1e-9)
+    return tuple(tuple(float(f) for f in row) for row in 1.0 - blocked.any(axis=1).reshape(g, g, s * s).mean(axis=2))
+
+
+def test_visible_fractions_equal_the_unpruned_ray_test():
+    rng = np.random.default_rng(3)
+    cases = [((0, 0), (0, 0)), ((1,),), ((4, 0, 2), (0, 3, 1), (2, 1, 0))]
+    cases += [tuple(tuple(int(v) for v in r) for r in rng.integers(0, 5, size=(g, g)))
+              for g in (3, 4, 5) for _ in range(12)]
+    for h in cases:
+        assert m.visible_fractions.__wrapped__(h) == _visible_fractions_all_columns(h), h
+
+
 # --- properties -----------------------------------------------------------------------------------------------------
 
 def rotate_quarter(s: m.Scene) -> m.Scene:

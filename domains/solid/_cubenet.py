@@ -48,8 +48,12 @@ def place(cells, g: tuple[int, bool]) -> tuple[tuple[int, int], ...]:
 
 
 def neighbours(cells, i: int) -> list[int]:
-    c, r = cells[i]
-    return [j for j, (c2, r2) in enumerate(cells) if abs(c - c2) + abs(r - r2) == 1]
+    return list(_adjacency(tuple(cells))[i])
+
+
+@lru_cache(maxsize=4096)
+def _adjacency(cells) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(j for j, (c2, r2) in enumerate(cells) if abs(c - c2) + abs(r - r2) == 1) for c, r in cells)
 
 
 def degree(cells, i: int) -> int:
@@ -82,16 +86,19 @@ def apply(m, v) -> tuple[int, int, int]:
 
 def apply_t(m, v) -> tuple[int, int, int]:
     """m^T v."""
-    return tuple(m[0][i] * v[0] + m[1][i] * v[1] + m[2][i] * v[2] for i in range(3))  # type: ignore[return-value]
+    (a, b, c), (d, e, f), (g, h, i) = m
+    return (a * v[0] + d * v[1] + g * v[2], b * v[0] + e * v[1] + h * v[2], c * v[0] + f * v[1] + i * v[2])
 
 
 def matmul(a, b):
-    return tuple(tuple(sum(a[i][k] * b[k][j] for k in range(3)) for j in range(3)) for i in range(3))
+    bt = tuple(zip(*b))
+    return tuple(tuple(dot(row, col) for col in bt) for row in a)
 
 
 IDENTITY = ((1, 0, 0), (0, 1, 0), (0, 0, 1))
 
 
+@lru_cache(maxsize=None)
 def roll(step) -> tuple:
     """+90 deg about a = step x e_z, v -> a (a . v) + a x v: the cube's side facing `step` comes up."""
     a = cross(step, (0, 0, 1))
@@ -116,9 +123,14 @@ def orientations(cells, root: int = 0) -> tuple:
     return tuple(m)
 
 
-def face_frames(cells, turns) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+def face_frames(cells, turns) -> tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]:
     """Per square, (body outward normal, body glyph-up) as integer tuples."""
-    return [(apply_t(m, (0, 0, 1)), apply_t(m, page_up(t))) for m, t in zip(orientations(tuple(cells)), turns)]
+    return _face_frames(tuple(cells), tuple(turns))
+
+
+@lru_cache(maxsize=4096)
+def _face_frames(cells, turns):
+    return tuple((apply_t(m, (0, 0, 1)), apply_t(m, page_up(t))) for m, t in zip(orientations(cells), turns))
 
 
 def folds(cells) -> bool:
@@ -206,10 +218,15 @@ def glyph_matrix(face: str, turn: int, s: float, origin, glyph_px: float) -> cai
     """Cairo matrix from glyph space (px of a glyph `glyph_px` tall; x right, y down, origin at the glyph centre) to
     the screen, for the unit cube at the origin drawn in ISO at scale s: the glyph's top runs along its up-vector u,
     its right along u x n, so it reads unmirrored from outside the face."""
+    return cairo.Matrix(*_glyph_matrix(face, turn, s, tuple(origin), glyph_px))
+
+
+@lru_cache(maxsize=1024)          # a handful of slots, faces and turns recur in every item
+def _glyph_matrix(face: str, turn: int, s: float, origin, glyph_px: float) -> tuple[float, ...]:
     u = up_of(face, turn)
     r = cross(u, E[face])
     k = glyph_px / 0.6                                   # the glyph spans 60% of the face height
     pu = pj.ISO.project(u) * s / k
     pr = pj.ISO.project(r) * s / k
     c = pj.ISO.project(FACE_CENTRE[face], s, origin)
-    return cairo.Matrix(pr[0], pr[1], -pu[0], -pu[1], c[0], c[1])
+    return tuple(float(x) for x in (pr[0], pr[1], -pu[0], -pu[1], c[0], c[1]))

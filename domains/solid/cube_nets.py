@@ -123,11 +123,15 @@ def reason_of(scene: Scene, cand) -> str:
 
 def up_face(scene: Scene) -> str:
     """Letter of the face the top of the leaf square's glyph points toward once folded, or "no cube"."""
-    frames = cn.face_frames(scene.cells, scene.turns)
+    return _up_face(scene.cells, scene.letters, scene.turns, scene.leaf)
+
+
+def _up_face(cells, letters, turns, leaf: int) -> str:
+    frames = cn.face_frames(cells, turns)
     if len({n for n, _ in frames}) != 6:
         return NO_CUBE
-    u = frames[scene.leaf][1]
-    return next(scene.letters[i] for i, (n, _) in enumerate(frames) if n == u)
+    u = frames[leaf][1]
+    return next(letters[i] for i, (n, _) in enumerate(frames) if n == u)
 
 
 def moved(scene: Scene, ghost) -> Scene:
@@ -140,11 +144,13 @@ def ghosts(cells, y: int) -> list[tuple[int, int]]:
     """Empty cells sharing an edge with exactly one of the five squares other than y (and >= 0 in both axes
     after the net's shift is kept: negative cells are allowed, the layout re-centres)."""
     rest = [c for i, c in enumerate(cells) if i != y]
+    taken = set(rest)
+    steps = ((1, 0), (-1, 0), (0, 1), (0, -1))
     out = set()
     for c, r in rest:
-        for dc, dr in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+        for dc, dr in steps:
             g = (c + dc, r + dr)
-            if g not in cells and sum(abs(g[0] - a) + abs(g[1] - b) == 1 for a, b in rest) == 1:
+            if g not in cells and sum((g[0] + a, g[1] + b) in taken for a, b in steps) == 1:
                 out.add(g)
     return sorted(out)
 
@@ -166,13 +172,11 @@ def layout(scene: Scene) -> tuple[float, float, float]:
 def _pick_move(rng, cells, turns, letters, nocube: bool):
     """A uniformly random (Y, ghost) move of the wanted kind: Y's square collides (no cube), or
     it folds onto its old face with its glyph pointing toward another face than before. None if there is none."""
-    base = Scene(0, 0, cells, letters, turns, (0, 0), 0, (0, 0), (), (0, 1), 1)
     moves = [(y, g) for y in range(6) if cn.degree(cells, y) == 1 for g in ghosts(cells, y)]
     for k in rng.permutation(len(moves)):
         y, g = moves[int(k)]
-        s = replace(base, leaf=y)
-        after = up_face(moved(s, g))
-        if (after == NO_CUBE) if nocube else (after != NO_CUBE and after != up_face(s)):
+        after = _up_face(cells[:y] + (g,) + cells[y + 1:], letters, turns, y)     # up_face(moved(...))
+        if (after == NO_CUBE) if nocube else (after != NO_CUBE and after != _up_face(cells, letters, turns, y)):
             return y, g
     return None
 
@@ -218,7 +222,8 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
             continue
         swap = pairs[int(rng.integers(len(pairs)))]
         base = Scene(level, net, cells, letters, turns, dot, leaf, ghost, (), swap, 1)
-        mirror = cn.views(swapped(base).cells, swapped(base).letters, swapped(base).turns)[o]
+        sw = swapped(base)
+        mirror = cn.views(sw.cells, sw.letters, sw.turns)[o]
         turned = _turn_some(rng, correct, 2 if level == 1 else 1)
         i, j = (int(x) for x in rng.choice(3, size=2, replace=False))
         opposite = list(correct)
@@ -284,6 +289,7 @@ def odd_reason(scene: Scene) -> Record:
 FOLD = "The net is folded into a cube with its printed side outward."
 
 
+@lru_cache(maxsize=256)       # sample, rephrase_q4 and the minimal pair each ask for the same scene's ladder
 def ladder(scene: Scene) -> Ladder:
     sq = layout(scene)[0]
     lv = scene.level
@@ -373,14 +379,20 @@ def cube_origin(slot: int) -> tuple[float, float]:
     return CUBE_CX - float(centre[0]), 24.0 + SLOT_H * (slot + 0.5) - float(centre[1])
 
 
+@lru_cache(maxsize=64)
+def _cube_outline(origin, s: float) -> tuple[tuple[str, tuple], ...]:
+    """(axis, screen corners) of the ISO unit cube's visible faces at this origin and scale."""
+    return tuple((f.axis, tuple(map(tuple, pj.ISO.project(f.corners, s, origin).tolist())))
+                 for f in pj.cube_faces([(0, 0, 0)], pj.ISO))
+
+
 def draw_candidate(ctx: cairo.Context, cand, origin, s: float = CUBE_S) -> None:
-    for f in pj.cube_faces([(0, 0, 0)], pj.ISO):
-        pts = pj.ISO.project(f.corners, s, origin)
+    for axis, pts in _cube_outline(tuple(origin), s):
         ctx.move_to(*pts[0])
-        for q in pts[1:]:
-            ctx.line_to(*q)
+        for u, v in pts[1:]:
+            ctx.line_to(u, v)
         ctx.close_path()
-        ctx.set_source_rgb(*(FACE_GREY[f.axis],) * 3)
+        ctx.set_source_rgb(*(FACE_GREY[axis],) * 3)
         ctx.fill_preserve()
         ctx.set_source_rgb(*BLACK)
         ctx.set_line_width(3.0)

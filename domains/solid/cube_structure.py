@@ -23,7 +23,7 @@ from functools import lru_cache
 
 import cairo
 import numpy as np
-from shapely.geometry import Polygon
+import shapely
 
 from grip.answers import Choice, Count, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
@@ -101,22 +101,26 @@ def visible_fractions(heights: tuple[tuple[int, ...], ...]) -> tuple[tuple[float
     """Per cell, the visible share of its stack's top face (z = H, or z = 1 for an empty cell) in TRI: the share of
     a 10 x 10 grid of points on it whose ray toward the viewer (along w) meets no cube. The ray from p rises as it
     crosses each column (x2, y2) in front; it is blocked iff its height where it enters the column is below that
-    column's height (orthographic, so the ray test is exact for each point)."""
+    column's height (orthographic, so the ray test is exact for each point).
+    Only columns of >= 2 cubes can block (the ray starts at z >= 1 and rises), so only they are tested; the
+    per-axis entry and exit parameters depend on one coordinate each and are tabulated once per axis."""
     g = len(heights)
     h = np.array(heights, dtype=float)
     w = np.array(pj.TRI.w)
-    cx, cy = np.meshgrid(np.arange(g), np.arange(g), indexing="ij")
     top = np.maximum(h, 1.0)
-    u, v = np.meshgrid(_UV, _UV, indexing="ij")
-    px = (cx[:, :, None, None] + u[None, None]).ravel()[:, None]           # points: cell x, cell y, sample
-    py = (cy[:, :, None, None] + v[None, None]).ravel()[:, None]
-    pz = np.broadcast_to(top[:, :, None, None], (g, g, SAMPLES, SAMPLES)).ravel()[:, None]
-    x2, y2 = cx.ravel()[None, :], cy.ravel()[None, :]                      # columns
-    lam_in = np.maximum(np.maximum((x2 - px) / w[0], (y2 - py) / w[1]), 0.0)
-    lam_out = np.minimum((x2 + 1 - px) / w[0], (y2 + 1 - py) / w[1])
+    pc = (np.arange(g)[:, None] + _UV[None, :]).ravel()         # point coordinate, cell-major: g * SAMPLES
+    cols = [(x, y) for x in range(g) for y in range(g) if heights[x][y] >= 2]
+    x2 = np.array([x for x, _ in cols], dtype=int)[:, None]      # blocking columns
+    y2 = np.array([y for _, y in cols], dtype=int)[:, None]
+    ax_in, ax_out = (x2 - pc) / w[0], (x2 + 1 - pc) / w[0]       # (columns, points along x)
+    ay_in, ay_out = (y2 - pc) / w[1], (y2 + 1 - pc) / w[1]
+    lam_in = np.maximum(np.maximum(ax_in[:, :, None], ay_in[:, None, :]), 0.0)
+    lam_out = np.minimum(ax_out[:, :, None], ay_out[:, None, :])
+    pz = np.repeat(np.repeat(top, SAMPLES, axis=0), SAMPLES, axis=1)
     z_in = pz + lam_in * w[2]
-    blocked = (lam_in < lam_out) & (z_in < h.ravel()[None, :] - 1e-9)
-    hidden = blocked.any(axis=1).reshape(g, g, SAMPLES * SAMPLES)
+    hc = h[x2[:, 0], y2[:, 0]][:, None, None] - 1e-9
+    hidden = ((lam_in < lam_out) & (z_in < hc)).any(axis=0)     # (g * SAMPLES, g * SAMPLES)
+    hidden = hidden.reshape(g, SAMPLES, g, SAMPLES).transpose(0, 2, 1, 3).reshape(g, g, SAMPLES * SAMPLES)
     frac = 1.0 - hidden.mean(axis=2)
     return tuple(tuple(float(v) for v in row) for row in frac)
 
@@ -127,14 +131,11 @@ def min_visible(scene: Scene) -> float:
 
 def painted_faces(scene: Scene) -> list[int]:
     """Per cube: faces touching neither the floor nor another cube."""
-    h, g = scene.heights, scene.g
-
-    def filled(x, y, z):
-        return 0 <= x < g and 0 <= y < g and 0 <= z < h[x][y]
-
-    return [6 - sum(filled(x + dx, y + dy, z + dz) for dx, dy, dz in
+    cs = cubes(scene)
+    filled = set(cs)
+    return [6 - sum((x + dx, y + dy, z + dz) in filled for dx, dy, dz in
                     ((1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1))) - (z == 0)
-            for x, y, z in cubes(scene)]
+            for x, y, z in cs]
 
 
 # --- sampling -------------------------------------------------------------------------------------------------------
@@ -151,7 +152,7 @@ def _heights(rng: np.random.Generator, level: int, top: int) -> tuple[tuple[int,
             h[x][y] = max(0, cap - drop)
     for _ in range(int(rng.integers(1, g + 1))):
         x, y = (int(v) for v in rng.integers(0, g, size=2))
-        h[x][y] = int(np.clip(h[x][y] + (1 if rng.random() < 0.5 else -1), 0, top))
+        h[x][y] = min(max(h[x][y] + (1 if rng.random() < 0.5 else -1), 0), top)
     return tuple(tuple(col) for col in h)
 
 
@@ -176,11 +177,11 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         if min(map(min, visible_fractions(heights))) < VISIBLE_MIN[level]:
             continue
         base = Scene(level, g, heights, ("a1", "a1"), 1)
-        names = [cell_name(g, x, y) for x in range(g) for y in range(g) if heights[x][y]]
-        pairs = [(a, b) for a in names for b in names if a != b and
-                 compare(height_at(base, a), height_at(base, b)) == want_q2]
+        named = [(cell_name(g, x, y), heights[x][y]) for x in range(g) for y in range(g) if heights[x][y]]
+        pairs = [(a, b) for a, ha in named for b, hb in named if a != b and compare(ha, hb) == want_q2]
+        # The tallest stack once row k (y = g - k) is emptied, all heights being >= 0.
         rows = [k for k in range(1, g + 1) if sum(heights[x][g - k] for x in range(g))
-                and (max(map(max, without_row(replace(base, row=k)).heights)) < top) == want_drop]
+                and (max(h for col in heights for y, h in enumerate(col) if y != g - k) < top) == want_drop]
         if pairs and rows:
             return replace(base, pair=pairs[int(rng.integers(len(pairs)))], row=int(rng.choice(rows)))
     raise Reject("no_scene_for_targets")
@@ -230,6 +231,7 @@ def three_painted(scene: Scene) -> Record:
 
 # --- ladder ---------------------------------------------------------------------------------------------------------
 
+@lru_cache(maxsize=256)       # sample, rephrase_q4 and the minimal pair each ask for the same scene's ladder
 def ladder(scene: Scene) -> Ladder:
     lv = scene.level
     vis = visible_fractions(scene.heights)
@@ -303,7 +305,11 @@ def minimal_pair(scene: Scene) -> Scene:
 # --- drawing --------------------------------------------------------------------------------------------------------
 
 def fit(scene: Scene) -> tuple[float, tuple[float, float]]:
-    g, top = scene.g, max(HMAX[scene.level], 1)
+    return _fit(scene.g, max(HMAX[scene.level], 1))
+
+
+@lru_cache(maxsize=None)
+def _fit(g: int, top: int) -> tuple[float, tuple[float, float]]:
     pts = [(x, y, z) for x in (0, g + 0.8) for y in (0, g + 0.8) for z in (0, top)]
     return pj.fit(pj.TRI, pts, BOX, s_max=EDGE_MAX_PX)
 
@@ -314,8 +320,8 @@ def edge_px(scene: Scene) -> float:
 
 def _poly(ctx, pts) -> None:
     ctx.move_to(*pts[0])
-    for p in pts[1:]:
-        ctx.line_to(*p)
+    for u, v in pts[1:]:
+        ctx.line_to(u, v)
     ctx.close_path()
 
 
@@ -343,21 +349,24 @@ def draw(scene: Scene, canvas: Canvas) -> None:
         raise Reject("cubes_too_small")
     g = scene.g
     ctx.set_line_width(1.5)
-    for x in range(g):
-        for y in range(g):
-            _poly(ctx, pj.TRI.project([(x, y, 0), (x + 1, y, 0), (x + 1, y + 1, 0), (x, y + 1, 0)], s, origin))
-            ctx.set_source_rgb(0.95, 0.95, 0.95)
-            ctx.fill_preserve()
-            ctx.set_source_rgb(0.55, 0.55, 0.55)
-            ctx.stroke()
+    # Quads are projected as one (n, 4, 3) stack: numpy's matmul runs the same 4 x 3 product per quad as one
+    # project() call per quad, so the pixels are bit-identical; tolist() hands cairo plain floats.
+    floor = pj.TRI.project([((x, y, 0), (x + 1, y, 0), (x + 1, y + 1, 0), (x, y + 1, 0))
+                            for x in range(g) for y in range(g)], s, origin)
+    for pts in floor.tolist():
+        _poly(ctx, pts)
+        ctx.set_source_rgb(0.95, 0.95, 0.95)
+        ctx.fill_preserve()
+        ctx.set_source_rgb(0.55, 0.55, 0.55)
+        ctx.stroke()
     # Cubes in painter's order (pj.cube_faces), shaded as pj.draw_cubes does; each Q2 stack's top face gets its
     # coloured inset outline right after it is drawn, so nearer cubes still cover it where they should.
     marks = {(x, y, max(scene.heights[x][y], 1) - 1): rgb for (x, y), rgb in
              zip((cell_xy(scene, n) for n in scene.pair), Q2_RGB)}
     faces = pj.cube_faces(cubes(scene), pj.TRI)
+    quads = pj.TRI.project([f.corners for f in faces], s, origin)
     ctx.set_line_join(cairo.LINE_JOIN_ROUND)
-    for f in faces:
-        pts = pj.TRI.project(f.corners, s, origin)
+    for i, (f, pts) in enumerate(zip(faces, quads.tolist())):
         _poly(ctx, pts)
         ctx.set_source_rgb(*(pj.SHADE[f.axis],) * 3)
         ctx.fill_preserve()
@@ -365,14 +374,14 @@ def draw(scene: Scene, canvas: Canvas) -> None:
         ctx.set_line_width(pj.EDGE_PX)
         ctx.stroke()
         if f.axis == "+z" and f.cube in marks:
-            _mark(ctx, pts, marks[f.cube])
+            _mark(ctx, quads[i], marks[f.cube])
     # Labels lie beyond the front and left edges; only cubes on the front row or left file come near them.
-    drawn = [Polygon(pj.TRI.project(f.corners, s, origin)) for f in faces if g - 1 in f.cube[:2]]
+    drawn = shapely.polygons(quads[[i for i, f in enumerate(faces) if g - 1 in f.cube[:2]]])
     style = LABEL.with_(font_px=22.0)
     for text, p in label_anchors(scene):
         c = pj.TRI.project(p, s, origin)
         b = text_box_px(canvas, text, c, style)
-        if any(b.intersects(q) for q in drawn) or not canvas.inside_safe(np.array(b.exterior.coords)):
+        if shapely.intersects(b, drawn).any() or not canvas.inside_safe(np.array(b.exterior.coords)):
             raise Reject("label_clash")
         draw_text_px(canvas, text, c, style)
     draw_text_px(canvas, "letters run along the front edge, numbers along the left edge; a1 is the near corner",

@@ -101,12 +101,11 @@ def pole_px(scene: Scene) -> list[tuple[float, float, float, float]]:
 
 @lru_cache(maxsize=256)     # answers, margins, layout checks and the renderer all start here
 def _pole_px(scene: Scene) -> tuple[tuple[float, float, float, float], ...]:
-    cam = camera(scene)
-    out = []
-    for x, z, h in zip(scene.xs_m, scene.zs_m, scene.heights_m):
-        (u, vb), (_, vt) = cam.project([(x, z, 0.0), (x, z, h)])
-        out.append((float(u), float(vb), float(vt), max(scene.f_px * POLE_W_M / z, MIN_WIDTH_PX) / 2))
-    return tuple(out)
+    # One projection for every foot and top: the pinhole map is elementwise, so the batch gives the same floats.
+    ends = camera(scene).project([((x, z, 0.0), (x, z, h)) for x, z, h in
+                                  zip(scene.xs_m, scene.zs_m, scene.heights_m)]).tolist()
+    return tuple((u, vb, vt, max(scene.f_px * POLE_W_M / z, MIN_WIDTH_PX) / 2)
+                 for ((u, vb), (_, vt)), z in zip(ends, scene.zs_m))
 
 
 def drawn_lengths(scene: Scene) -> list[float]:
@@ -167,7 +166,12 @@ def prop_corners(scene: Scene) -> list[np.ndarray]:
 
 
 def prop_boxes(scene: Scene):
-    return [box(*c.min(axis=0), *c.max(axis=0)) for c in prop_corners(scene)]
+    return list(_prop_boxes(scene))
+
+
+@lru_cache(maxsize=256)     # legible and eye_label_box ask again for each candidate
+def _prop_boxes(scene: Scene):
+    return tuple(box(*c.min(axis=0), *c.max(axis=0)) for c in prop_corners(scene))
 
 
 def pole_gap_px(scene: Scene) -> float:
@@ -291,11 +295,16 @@ def _quick_ok(hs, zs: np.ndarray, xs: np.ndarray, hc, f, horizon_gap, same: bool
     drawn, u, half = f * h / zs, CU + f * xs / zs, np.maximum(f * POLE_W_M / zs, MIN_WIDTH_PX) / 2
     srt = np.sort(drawn, axis=1)
     ok = ((np.argmax(drawn, axis=1) == int(np.argmax(h))) == same) & (srt[:, -1] >= DRAWN_RATIO * srt[:, -2])
-    i, j = np.triu_indices(h.shape[1], 1)
+    i, j = _pairs(h.shape[1])
     ok &= (np.abs(u[:, i] - u[:, j]) - half[:, i] - half[:, j]).min(axis=1) >= POLE_GAP_PX
     ok &= np.abs(f * (hc - h[0, 1]) / zs[:, 1]) >= horizon_gap
     ratio = drawn[:, 2] / 2 / drawn[:, 0]
     return ok & (np.abs(ratio - 1) >= SLIDE_GAP) & ((ratio > 1) == (q5 == LONGER))
+
+
+@lru_cache(maxsize=None)
+def _pairs(k: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(k, 1)
 
 
 def sample(rng: np.random.Generator, level: int) -> Scene:
@@ -340,6 +349,7 @@ def _context(scene: Scene) -> str:
     return base + "The horizon is not drawn, and the boxes are only props. "
 
 
+@lru_cache(maxsize=256)       # sample (margins_ok), generate and rephrase_q4 each ask for the same scene's ladder
 def ladder(scene: Scene) -> Ladder:
     c, ha = _context(scene), f"Pole A is {scene.heights_m[0]:.1f} m tall. "
     p, vh = pole_px(scene), scene.horizon_px
@@ -401,8 +411,8 @@ def _tiles(scene: Scene, canvas: Canvas) -> None:
     z_near = scene.f_px * scene.cam_height_m / (HI + 30 - scene.horizon_px)
     ctx.set_source_rgb(*TILE_RGB)
     ctx.set_line_width(1.5)
-    for x in range(-TILE_X_M, TILE_X_M + 1):
-        (u0, v0), (u1, v1) = cam.project([(x, z_near, 0.0), (x, TILE_FAR_M, 0.0)])
+    for (u0, v0), (u1, v1) in cam.project([((x, z_near, 0.0), (x, TILE_FAR_M, 0.0))
+                                           for x in range(-TILE_X_M, TILE_X_M + 1)]).tolist():
         ctx.move_to(u0, v0)
         ctx.line_to(u1, v1)
     z = math.ceil(z_near)

@@ -153,11 +153,17 @@ def _edge_faces(family: str, n: int) -> tuple[tuple[int, ...], ...]:
 
 
 def degrees(scene: Scene) -> list[int]:
-    d = [0] * (1 + max(max(e) for e in edges(scene)))
-    for a, b in edges(scene):
+    return list(_degrees(scene.family, scene.n))
+
+
+@lru_cache(maxsize=64)
+def _degrees(family: str, n: int) -> tuple[int, ...]:
+    es = _edges(family, n)
+    d = [0] * (1 + max(max(e) for e in es))
+    for a, b in es:
         d[a] += 1
         d[b] += 1
-    return d
+    return tuple(d)
 
 
 def sliced_corners(scene: Scene) -> tuple[int, ...]:
@@ -210,8 +216,11 @@ def view(scene: Scene) -> pj.PolyView:
     return pj.PolyView(world_vertices(scene), faces, normals, facing, tuple(seen), tuple(visible), tuple(hidden))
 
 
+@lru_cache(maxsize=128)     # the view checks, the margins and the renderer all start here
 def pixels(scene: Scene) -> np.ndarray:
-    return CAMERA.project(world_vertices(scene), scene.scale_px, scene.origin_px)
+    p = CAMERA.project(world_vertices(scene), scene.scale_px, scene.origin_px)
+    p.setflags(write=False)
+    return p
 
 
 def hidden_vertices(scene: Scene) -> tuple[int, ...]:
@@ -358,6 +367,7 @@ def _context(scene: Scene) -> str:
                    "the symmetry of its regular polygons. ")
 
 
+@lru_cache(maxsize=256)       # generate and rephrase_q4 each ask for the same scene's ladder
 def ladder(scene: Scene) -> Ladder:
     lv, c = scene.level, _context(scene)
     gap = Margin(vertex_gap_px(scene), "px", VERTEX_GAP_PX, "two corners close enough on screen to merge")
@@ -409,7 +419,7 @@ def minimal_pair(scene: Scene) -> Scene:
 def draw(scene: Scene, canvas: Canvas) -> None:
     if not inside_box(scene):
         raise Reject("solid_clipped")
-    ctx, v, p = canvas.ctx, view(scene), pixels(scene)
+    ctx, v, p = canvas.ctx, view(scene), pixels(scene).tolist()
     tint = OKABE_ITO[TINTS[scene.tint]]
     ctx.save()
     ctx.set_line_join(1)
