@@ -20,18 +20,22 @@ class LazyGeometry:
     functions return and register, so that a canvas nobody checks labels against never pays for buffering. Made
     with the pixel points it lies around (`pts`, an (n, 2) array) and a distance `pad` it stays within, it also
     tells (`reach`) a box that holds it, without being built."""
-    __slots__ = ("_make", "_geom", "_pts", "_pad")
+    __slots__ = ("_make", "_geom", "_pts", "_pad", "_reach")
 
     def __init__(self, make, pts: np.ndarray | None = None, pad: float = 0.0):
-        self._make, self._geom, self._pts, self._pad = make, None, pts, pad
+        self._make, self._geom, self._pts, self._pad, self._reach = make, None, pts, pad, False
 
     def reach(self) -> tuple[float, float, float, float] | None:
-        """A box (x0, y0, x1, y1) holding the geometry (a pixel wider than `pad` needs), or None when unknown."""
-        if self._pts is None or not len(self._pts):
-            return None
-        (x0, y0), (x1, y1) = self._pts.min(axis=0).tolist(), self._pts.max(axis=0).tolist()
-        d = self._pad + 1.0
-        return x0 - d, y0 - d, x1 + d, y1 + d
+        """A box (x0, y0, x1, y1) holding the geometry (a pixel wider than `pad` needs), or None when unknown.
+        Computed once: the label search asks it of every stroke for every candidate."""
+        if self._reach is False:
+            if self._pts is None or not len(self._pts):
+                self._reach = None
+            else:
+                (x0, y0), (x1, y1) = self._pts.min(axis=0).tolist(), self._pts.max(axis=0).tolist()
+                d = self._pad + 1.0
+                self._reach = (x0 - d, y0 - d, x1 + d, y1 + d)
+        return self._reach
 
     @property
     def geometry(self) -> BaseGeometry:

@@ -314,3 +314,31 @@ def test_minimal_pairs_change_few_pixels_in_a_small_box():
         assert diff.mean() <= 0.05 and (np.ptp(xs) + 1) * (np.ptp(ys) + 1) <= 0.25 * diff.size
         made += 1
     assert made >= 5
+
+
+def test_place_name_matches_place_label_beside(monkeypatch):
+    """`_place_name` (GEOS distances, the buffer only near the clearance) against the renderer's
+    `place_label_beside`: the same label boxes and the same pixels."""
+    from grip.renderers.canvas import Canvas
+    from grip.renderers.text import place_label_beside
+
+    def drawn(scene):
+        canvas = Canvas(768)
+        try:
+            cb.draw(scene, canvas)
+        except Reject:
+            return None
+        return [b.bounds for b in canvas.labels], canvas.array()
+    for seed in range(3):
+        s = _sampled(seed, 1 + seed % 3)
+        # icons crowded together as well, so that names are pressed against other icons' strokes
+        tight = replace(s, positions=tuple((p[0] * 0.3 + 250, p[1] * 0.3 + 250) for p in s.positions))
+        for scene in (s, tight):
+            fast = drawn(scene)
+            with monkeypatch.context() as m:
+                m.setattr(cb, "_place_name", lambda canvas, name, box: place_label_beside(
+                    canvas, name, box, owner="label", gaps_px=cb.NAME_GAPS_PX))
+                plain = drawn(scene)
+            assert (fast is None) == (plain is None)
+            if fast is not None:
+                assert fast[0] == plain[0] and np.array_equal(fast[1], plain[1])

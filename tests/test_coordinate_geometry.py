@@ -10,6 +10,7 @@ from grip.domains.analytic import coordinate_geometry as cg
 from grip.renderers.canvas import Canvas
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from shapely.geometry import Point
 
 from grip.domain import scene_from_json, scene_to_json
 
@@ -333,8 +334,8 @@ def test_each_label_sits_nearest_its_own_dot():
     for s, canvas in _drawn():
         dots_px = [cg.to_px(s.window, x, y) for x, y in s.points]
         for i, box in enumerate(canvas.labels[-4:]):
-            mine = box.distance(cg.Point(dots_px[i]))
-            assert all(box.distance(cg.Point(q)) >= mine + cg.OWN_MARGIN_PX for j, q in enumerate(dots_px) if j != i)
+            mine = box.distance(Point(dots_px[i]))
+            assert all(box.distance(Point(q)) >= mine + cg.OWN_MARGIN_PX for j, q in enumerate(dots_px) if j != i)
 
 
 # --- minimal pair and Q4 rephrase ----------------------------------------------------------------------------------
@@ -408,3 +409,86 @@ def test_minimal_pairs_change_few_pixels_in_a_small_box():
         assert diff.mean() <= 0.05 and (np.ptp(xs) + 1) * (np.ptp(ys) + 1) <= 0.25 * diff.size
         made += 1
     assert made >= 6
+
+
+def test_integer_geometry_matches_fractions():
+    """The half-unit integer forms of the gap, dot products and area against the Fraction formulas."""
+    rng = np.random.default_rng(5)
+    for _ in range(400):
+        p = [tuple(Fraction(int(v), 2) for v in rng.integers(-16, 17, size=2)) for _ in range(4)]
+        if p[0][0] == p[1][0]:
+            continue
+        s = scene(*p, level=3)
+        (xa, ya), (xb, yb), (xc, yc), (xd, yd) = p
+        gap = yd - (ya + (yb - ya) * (xd - xa) / (xb - xa))
+        assert cg.vertical_gap(s) == gap
+        assert cg.line_distance(s) == float(abs(gap)) * abs(float(xb - xa)) / math.hypot(xb - xa, yb - ya)
+        assert cg.side_of_line(s).value == ("on" if gap == 0 else "above" if gap > 0 else "below")
+        dots = tuple((p[(k + 1) % 3][0] - p[k][0]) * (p[(k + 2) % 3][0] - p[k][0]) +
+                     (p[(k + 1) % 3][1] - p[k][1]) * (p[(k + 2) % 3][1] - p[k][1]) for k in range(3))
+        assert cg.dots(s) == dots
+        a = abs((xb - xa) * (yc - ya) - (xc - xa) * (yb - ya)) / 2
+        assert cg.area(s) == a and cg.area_answer(s).value == float(a)
+
+
+def test_d_candidates_match_one_mask_per_side():
+    """The shared masks of `_d_candidates` against the plain computation of each side's mask on its own."""
+    def plain(box, m, tri, q2, level):
+        xs, ys = np.meshgrid(np.arange(box[0], box[1] + 1), np.arange(box[2], box[3] + 1))
+        x, y = xs.ravel(), ys.ravel()
+        (xa, ya), (xb, yb) = tri[:2]
+        cross = (xb - xa) * (y - ya) - (yb - ya) * (x - xa)
+        gap = cross / (xb - xa) / m
+        perp = np.abs(cross) / math.hypot(xb - xa, yb - ya) / m
+        keep = {"on": cross == 0, "above": gap > 0, "below": gap < 0}[q2] & ((cross == 0) | (perp >= cg.Q2_GAP_UNITS))
+        keep &= np.abs(gap) <= cg.GAP_MAX_UNITS[level]
+        pts = np.column_stack([x, y]).astype(float) / m
+        corners = np.array(tri, float) / m
+        for c in corners:
+            keep &= np.hypot(*(pts - c).T) >= 2 * cg.CLEAR_PX / cg.UNIT_PX
+        for j, k in ((1, 2), (2, 0)) + (() if q2 == "on" else ((0, 1),)):
+            a, b = corners[j], corners[k]
+            t = np.clip(((pts - a) @ (b - a)) / ((b - a) @ (b - a)), 0, 1)
+            keep &= np.hypot(*(pts - a - t[:, None] * (b - a)).T) * cg.UNIT_PX >= cg.CLEAR_PX
+        return np.column_stack([x, y])[keep]
+    rng = np.random.default_rng(3)
+    done = 0
+    for level in (1, 2, 3):
+        m = cg.LATTICE[level]
+        box = cg._box((-8, -8) if level < 3 else (-10, -6), m)
+        while done < 10 * level:
+            tri = [(int(rng.integers(box[0], box[1] + 1)), int(rng.integers(box[2], box[3] + 1))) for _ in range(3)]
+            if tri[0][0] == tri[1][0]:
+                continue
+            done += 1
+            for q2 in cg.SIDES:
+                got = list(cg._d_candidates(box, m, tri, ("on", q2), level))
+                assert np.array_equal(got[0], plain(box, m, tri, "on", level))
+                assert np.array_equal(got[1], plain(box, m, tri, q2, level))
+
+
+def test_stroke_clash_matches_the_buffer():
+    """`_stroke_clash` (plain distances, the buffer only near the gap) against buffering every label box and
+    intersecting it with the strokes as `shapes` outlines them, on boxes placed near the gap on purpose."""
+    import shapely
+    from shapely.geometry import LineString, Point
+    rng = np.random.default_rng(11)
+    for _ in range(80):
+        a, b = tuple(rng.uniform(100, 600, 2)), tuple(rng.uniform(100, 600, 2))
+        dot = tuple(rng.uniform(100, 600, 2))
+        geoms = [LineString([a, b]).buffer(1.25), Point(dot).buffer(6.75)]
+        outlines = [(a, b, 1.25), (dot, dot, 6.75)]
+        w, h = rng.uniform(8, 20), rng.uniform(10, 20)
+        for _ in range(5):
+            # a box whose distance to one of the strokes is near 8 px, or anywhere around
+            base = (a, dot)[int(rng.integers(2))]
+            ang, rad = rng.uniform(0, 2 * math.pi), rng.uniform(0, 40) if rng.random() < 0.5 else \
+                8 + rng.uniform(-0.3, 0.3) + max(w, h) / 2
+            cx, cy = base[0] + rad * math.cos(ang), base[1] + rad * math.sin(ang)
+            box = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+            grown = shapely.box(*box).buffer(cg.STROKE_GAP_PX)
+            want = any(grown.intersects(g) for g in geoms)
+            assert cg._stroke_clash(box, outlines, [], lambda: want) == want
+            assert cg._stroke_clash(box, outlines[:1], [(geoms[1].bounds, geoms[1])], lambda: want) == want
+            d = shapely.box(*box).distance(LineString([a, b]))
+            assert cg._box_segment_px(box, a, b) == pytest.approx(d, abs=1e-9)

@@ -4,7 +4,7 @@ every 1, 2 or 4 units by level; at level 3 the origin sits off-centre and B, C, 
 on whole units). The ladder walks A's coordinates -> D against line AB -> |AB| -> the triangle's class -> its area
 with C reflected across the x-axis; the open question asks for the area itself.
 
-Every answer is exact: coordinates are multiples of 1/2, so sides, dot products and areas are computed in Fractions.
+Every answer is exact: coordinates are multiples of 1/2, so sides, dot products and areas are computed in integers (half units).
 Ambiguity boundaries: (1) D's distance to line AB below `Q2_GAP_UNITS` (unless exactly 0, the "on" class, built by
 putting D on a lattice point of the line); measured square to the line, which is never more than the sheet's
 vertical distance, so steep lines keep D visibly off them; (2) the largest angle inside 90 +- `ANGLE_GAP_DEG` (unless
@@ -28,14 +28,14 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
-from shapely.geometry import Point
+import shapely
 
 from grip.answers import Choice, Count, Number, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas
 from grip.renderers.style import BLACK, GREY, LABEL, OKABE_ITO, TEXT, Style
-from grip.renderers.text import draw_text, draw_text_px, text_box_px, text_size
+from grip.renderers.text import draw_text, draw_text_px, text_size
 
 UNIT_PX = 40.0                         # the sheet's 40 px per unit
 GRID_UNITS = 16                        # the drawn grid is 16 x 16 units
@@ -49,6 +49,7 @@ MIN_AREA = 1.0                         # square units, original and reflected tr
 AREA_DIFF = 0.5                        # reflected area differs from the area by at least this (no copy-through)
 CLEAR_PX = 20.0                        # half the gap between two points; a point's distance to other segments
 AB_MIN_PX = 2 * UNIT_PX                # segment AB at least two units long
+DOT_PX = 6.0                           # radius of the point dots
 OWN_MARGIN_PX = 8.0                    # a label's box is this much nearer its own dot than any other
 NAMES = "ABCD"
 SIDES = ("above", "below", "on")
@@ -73,31 +74,42 @@ class Scene:
 
 # --- exact geometry (pure) -------------------------------------------------------------------------------------
 
-def exact(scene: Scene) -> list[tuple[Fraction, Fraction]]:
-    """The four points as Fractions (halves are exact floats, so this loses nothing)."""
-    return [(Fraction(x), Fraction(y)) for x, y in scene.points]
+def _halves(scene: Scene) -> list[tuple[int, int]]:
+    """The four points in half units: exact integers, so the exact geometry below needs no Fractions."""
+    return [(int(2 * x), int(2 * y)) for x, y in scene.points]
+
+
+def _gap_halves(h) -> tuple[int, int]:
+    """`vertical_gap` as an integer numerator and denominator, from the points in half units."""
+    (xa, ya), (xb, yb), _, (xd, yd) = h
+    return (yd - ya) * (xb - xa) - (yb - ya) * (xd - xa), 2 * (xb - xa)
 
 
 def vertical_gap(scene: Scene) -> Fraction:
     """y_D minus the height of line AB at x_D, in units (x_A != x_B, so the line is a graph over x)."""
-    (xa, ya), (xb, yb), _, (xd, yd) = exact(scene)
-    return yd - (ya + (yb - ya) * (xd - xa) / (xb - xa))
+    return Fraction(*_gap_halves(_halves(scene)))
 
 
 def line_distance(scene: Scene) -> float:
     """Perpendicular distance from D to line AB, units: |vertical gap| * cos(slope angle)."""
     (xa, ya), (xb, yb) = scene.points[:2]
-    return float(abs(vertical_gap(scene))) * abs(xb - xa) / math.hypot(xb - xa, yb - ya)
+    num, den = _gap_halves(_halves(scene))
+    # int / int is correctly rounded, as float() of the same Fraction is
+    return abs(num) / abs(den) * abs(xb - xa) / math.hypot(xb - xa, yb - ya)
 
 
-def dots(scene: Scene, pts=None) -> tuple[Fraction, Fraction, Fraction]:
-    """Dot product of the two edge vectors leaving A, B and C: its sign is the sign of that angle's cosine."""
-    p = (pts or exact(scene))[:3]
+def _dots_quarters(h) -> tuple[int, int, int]:
+    """`dots` in quarter square units (points in half units): same signs, exact integers."""
     out = []
     for k in range(3):
-        (x0, y0), (x1, y1), (x2, y2) = p[k], p[(k + 1) % 3], p[(k + 2) % 3]
+        (x0, y0), (x1, y1), (x2, y2) = h[k], h[(k + 1) % 3], h[(k + 2) % 3]
         out.append((x1 - x0) * (x2 - x0) + (y1 - y0) * (y2 - y0))
     return tuple(out)
+
+
+def dots(scene: Scene) -> tuple[Fraction, Fraction, Fraction]:
+    """Dot product of the two edge vectors leaving A, B and C: its sign is the sign of that angle's cosine."""
+    return tuple(Fraction(d, 4) for d in _dots_quarters(_halves(scene)))
 
 
 def angles_deg(scene: Scene) -> tuple[float, float, float]:
@@ -110,10 +122,15 @@ def angles_deg(scene: Scene) -> tuple[float, float, float]:
     return tuple(out)
 
 
+def _area_eighths(scene: Scene) -> int:
+    """`area` in eighths of a square unit: the shoelace cross product of the points in half units."""
+    (xa, ya), (xb, yb), (xc, yc), _ = _halves(scene)
+    return abs((xb - xa) * (yc - ya) - (xc - xa) * (yb - ya))
+
+
 def area(scene: Scene) -> Fraction:
     """Shoelace formula on A, B, C, square units."""
-    (xa, ya), (xb, yb), (xc, yc), _ = exact(scene)
-    return abs((xb - xa) * (yc - ya) - (xc - xa) * (yb - ya)) / 2
+    return Fraction(_area_eighths(scene), 8)
 
 
 def _seg_dist(p, a, b) -> float:
@@ -128,10 +145,11 @@ def clearance_px(scene: Scene) -> float:
     """Half the smallest distance between two points, or the smallest distance of a point to a triangle side it is
     not an end of (D to AB is left out when D lies on line AB: that is the "on" answer, drawn as such)."""
     p = scene.points
+    on_line = _gap_halves(_halves(scene))[0] == 0
     gaps = [math.dist(p[i], p[j]) / 2 for i in range(4) for j in range(i + 1, 4)]
     for i in range(4):
         for j, k in ((0, 1), (1, 2), (2, 0)):
-            if i in (j, k) or (i == 3 and (j, k) == (0, 1) and vertical_gap(scene) == 0):
+            if i in (j, k) or (i == 3 and (j, k) == (0, 1) and on_line):
                 continue
             gaps.append(_seg_dist(p[i], p[j], p[k]))
     return min(gaps) * UNIT_PX
@@ -145,8 +163,8 @@ def coordinates_of_a(scene: Scene) -> Record:
 
 
 def side_of_line(scene: Scene) -> Choice:
-    g = vertical_gap(scene)
-    return Choice("on" if g == 0 else "above" if g > 0 else "below", SIDES, SIDE_ALIASES)
+    num, den = _gap_halves(_halves(scene))
+    return Choice("on" if num == 0 else "above" if (num > 0) == (den > 0) else "below", SIDES, SIDE_ALIASES)
 
 
 def length_ab(scene: Scene) -> Number:
@@ -155,14 +173,14 @@ def length_ab(scene: Scene) -> Number:
 
 
 def triangle_class(scene: Scene) -> Choice:
-    d = dots(scene)
+    d = _dots_quarters(_halves(scene))
     value = "right" if 0 in d else "obtuse" if min(d) < 0 else "acute"
     return Choice(value, CLASSES, CLASS_ALIASES)
 
 
 def area_answer(scene: Scene) -> Number:
     # Areas are multiples of 1/2 (1/8 at level 3); two decimals are within the tolerance either way.
-    return Number(float(area(scene)), 0.01, "square units", decimals=2, low=0.0)
+    return Number(_area_eighths(scene) / 8, 0.01, "square units", decimals=2, low=0.0)
 
 
 def edit(scene: Scene) -> Scene:
@@ -216,25 +234,51 @@ def _triangle(rng: np.random.Generator, q4: str, box, m: int):
     return tri
 
 
-def _d_candidates(box, m: int, tri, q2: str, level: int) -> np.ndarray:
-    """Lattice points for D with the target side of line AB, the gap margin and clearance from the triangle."""
+@functools.lru_cache(maxsize=16)
+def _lattice(box, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The lattice points of a box: x and y indices, as units (floats) and as index pairs; the same for every
+    triangle of a scene, so built once (read-only)."""
     xs, ys = np.meshgrid(np.arange(box[0], box[1] + 1), np.arange(box[2], box[3] + 1))
     x, y = xs.ravel(), ys.ravel()
+    out = (x, y, np.column_stack([x, y]).astype(float) / m, np.column_stack([x, y]))
+    for a in out:
+        a.setflags(write=False)
+    return out
+
+
+def _d_candidates(box, m: int, tri, sides, level: int):
+    """For each side in `sides` in turn (a generator): the lattice points for D with that side of line AB, the gap
+    margin and clearance from the triangle (its corners in the box, as `_triangle` makes them). The tests that do
+    not depend on the side are done once for all."""
+    x, y, pts, idx = _lattice(box, m)
     (xa, ya), (xb, yb) = tri[:2]
     cross = (xb - xa) * (y - ya) - (yb - ya) * (x - xa)           # exact integers
     gap = cross / (xb - xa) / m                                    # vertical gap in units
-    perp = np.abs(cross) / math.hypot(xb - xa, yb - ya) / m        # distance square to the line, units
-    keep = {"on": cross == 0, "above": gap > 0, "below": gap < 0}[q2] & ((cross == 0) | (perp >= Q2_GAP_UNITS))
-    keep &= np.abs(gap) <= GAP_MAX_UNITS[level]
-    pts = np.column_stack([x, y]).astype(float) / m
     corners = np.array(tri, float) / m
-    for c in corners:
-        keep &= np.hypot(*(pts - c).T) >= 2 * CLEAR_PX / UNIT_PX
-    for j, k in ((1, 2), (2, 0)) + (() if q2 == "on" else ((0, 1),)):
+
+    def clear_of(j, k):
         a, b = corners[j], corners[k]
         t = np.clip(((pts - a) @ (b - a)) / ((b - a) @ (b - a)), 0, 1)
-        keep &= np.hypot(*(pts - a - t[:, None] * (b - a)).T) * UNIT_PX >= CLEAR_PX
-    return np.column_stack([x, y])[keep]
+        return np.hypot(*(pts - a - t[:, None] * (b - a)).T) * UNIT_PX >= CLEAR_PX
+
+    def side_blind():   # the tests every side shares
+        perp = np.abs(cross) / math.hypot(xb - xa, yb - ya) / m    # distance square to the line, units
+        keep = ((cross == 0) | (perp >= Q2_GAP_UNITS)) & (np.abs(gap) <= GAP_MAX_UNITS[level])
+        for c in corners:
+            keep &= np.hypot(*(pts - c).T) >= 2 * CLEAR_PX / UNIT_PX
+        return keep & clear_of(1, 2) & clear_of(2, 0)
+
+    common = ab = None   # computed when first needed; ab: the clearance from AB itself, needed only off the line
+    for q2 in sides:
+        if q2 == "on" and np.count_nonzero(cross == 0) <= 2:
+            yield idx[:0]   # only A and B lie on the line, each inside its own clearance
+            continue
+        common = side_blind() if common is None else common
+        keep = {"on": cross == 0, "above": gap > 0, "below": gap < 0}[q2] & common
+        if q2 != "on":
+            ab = clear_of(0, 1) if ab is None else ab
+            keep &= ab
+        yield idx[keep]
 
 
 def sample(rng: np.random.Generator, level: int) -> Scene:
@@ -256,14 +300,15 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         if xa == xb or yc == 0 or (xb - xa) * (yc - ya) == (xc - xa) * (yb - ya):
             continue
         # Line AB must carry a spare lattice point whatever the target, so "on" does not select the triangles.
-        if len(_d_candidates(box, m, tri, "on", level)) == 0:
+        found = _d_candidates(box, m, tri, ("on", q2), level)
+        if len(next(found)) == 0:
             continue
-        cands = _d_candidates(box, m, tri, q2, level)
+        cands = next(found)
         if len(cands) == 0:
             continue
         d = cands[int(rng.integers(len(cands)))]
         scene = Scene(level, window, tuple((float(u) / m, float(v) / m) for u, v in (*tri, d)))
-        if triangle_class(scene).value != q4 or abs(area(edit(scene)) - area(scene)) < AREA_DIFF:
+        if triangle_class(scene).value != q4 or abs(_area_eighths(edit(scene)) - _area_eighths(scene)) < 8 * AREA_DIFF:
             continue
         if not ladder(scene).failing_margins():
             return scene
@@ -273,7 +318,8 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
 # --- ladder -----------------------------------------------------------------------------------------------------
 
 def ladder(scene: Scene) -> Ladder:
-    gap = vertical_gap(scene)
+    gap = _gap_halves(_halves(scene))[0]
+    reflected = edit(scene)
     clear = Margin(clearance_px(scene), "px", CLEAR_PX, "two points, or a point and a side, too close to tell apart")
     (xa, ya), (xb, yb) = scene.points[:2]
     rungs = (
@@ -292,13 +338,13 @@ def ladder(scene: Scene) -> Ladder:
                         "largest angle near 90 deg (exact right angles only by construction)")),
         Question(5, "area_c_reflected", "Suppose point C were reflected across the x-axis, while A and B stay where "
                  "they are. What would the area of triangle ABC be then, in square units?",
-                 counterfactual(edit(scene)), Margin(float(area(edit(scene))), "square units", MIN_AREA,
+                 counterfactual(reflected), Margin(_area_eighths(reflected) / 8, "square units", MIN_AREA,
                                                      "reflected C collinear with A and B"),
                  edit="reflect C across the x-axis"),
     )
     open_q = Question(6, "area_abc", "Explain how you find the area of triangle ABC from the coordinates of its "
                       "vertices, and give the area in square units.", Record((("area", area_answer(scene)),)),
-                      Margin(float(area(scene)), "square units", MIN_AREA, "A, B and C collinear"))
+                      Margin(_area_eighths(scene) / 8, "square units", MIN_AREA, "A, B and C collinear"))
     return Ladder(rungs, open_q)
 
 
@@ -329,9 +375,9 @@ def minimal_pair(scene: Scene) -> Scene:
     for dx, dy in PAIR_STEPS:
         c = (x + dx, y + dy)
         twin = replace(scene, points=scene.points[:2] + (c,) + scene.points[3:])
-        if not _inside((c[0] * m, c[1] * m), box) or c[1] == 0 or area(twin) == 0:
+        if not _inside((c[0] * m, c[1] * m), box) or c[1] == 0 or _area_eighths(twin) == 0:
             continue
-        if triangle_class(twin).value == q4 or abs(area(edit(twin)) - area(twin)) < AREA_DIFF:
+        if triangle_class(twin).value == q4 or abs(_area_eighths(edit(twin)) - _area_eighths(twin)) < 8 * AREA_DIFF:
             continue
         # AC and BC are redrawn: the changed pixels span A, B and both places of C
         px = np.array([to_px(scene.window, *q) for q in scene.points[:3] + (c,)])
@@ -384,28 +430,85 @@ def _num(v: int) -> str:
     return str(v).replace("-", "\u2212")
 
 
-def _place_point_label(canvas: Canvas, name: str, at_px, avoid_deg: list[float], others_px) -> None:
+def _box_point_px(box, p) -> float:
+    """Distance from point p to the axis-aligned box (x0, y0, x1, y1); 0 inside."""
+    x0, y0, x1, y1 = box
+    return math.hypot(max(x0 - p[0], 0.0, p[0] - x1), max(y0 - p[1], 0.0, p[1] - y1))
+
+
+def _box_segment_px(box, a, b) -> float:
+    """Distance between the axis-aligned box (x0, y0, x1, y1) and segment ab (a == b: a point), plain floats."""
+    if a == b:
+        return _box_point_px(box, a)
+    x0, y0, x1, y1 = box
+    (ax, ay), (bx, by) = a, b
+    corners = ((x0, y0), (x1, y0), (x1, y1), (x0, y1))
+    side = [(ay - by) * (u - ax) + (bx - ax) * (v - ay) for u, v in corners]   # across the segment's line
+    if min(ax, bx) <= x1 and max(ax, bx) >= x0 and min(ay, by) <= y1 and max(ay, by) >= y0 and \
+            min(side) <= 0.0 <= max(side):
+        return 0.0   # no separating axis: they meet
+    return min(_box_point_px(box, a), _box_point_px(box, b), *(_seg_dist(c, a, b) for c in corners))
+
+
+STROKE_GAP_PX = 8.0   # a label's box keeps this far from strokes of other owners (its buffer must miss them)
+BAND_PX = 0.05        # the distance shortcut decides only this far from STROKE_GAP_PX
+
+
+def _stroke_clash(box, outlines, geoms, exact) -> bool:
+    """Whether `box.buffer(STROKE_GAP_PX)` meets a stroke. The strokes are given as outlines (a, b, r): segment ab
+    (a == b: a dot) stroked r px each side, and as shapely `geoms` ((bounds, geometry)). GEOS draws buffers with chords of circles, within
+    a hundredth of a pixel of the true distance, so a plain distance clearly below or above the gap decides; only
+    near it does `exact()` (the buffer itself against the strokes) answer."""
+    x0, y0, x1, y1 = box
+    far = STROKE_GAP_PX + BAND_PX
+    d = math.inf
+    for a, b, r in outlines:
+        # the gap to the segment's bounding box is a lower bound of the distance: most strokes end here
+        if max(min(a[0], b[0]) - x1, x0 - max(a[0], b[0]), min(a[1], b[1]) - y1, y0 - max(a[1], b[1])) - r > far:
+            continue
+        d = min(d, _box_segment_px(box, a, b) - r)
+    near = [g for (u0, v0, u1, v1), g in geoms if max(u0 - x1, x0 - u1, v0 - y1, y0 - v1) <= far]
+    if near:
+        d = min(d, *shapely.distance(shapely.box(*box), near).tolist())
+    if d < STROKE_GAP_PX - BAND_PX:
+        return True
+    return d <= far and exact()
+
+
+def _place_point_label(canvas: Canvas, name: str, at_px, avoid_deg: list[float], others_px, outlines,
+                       axes) -> None:
     """Like text.place_label, but directions are tried emptiest first: those furthest in angle from the segments
-    (and line) leaving the point. Keeps clear of strokes of other owners by 8 px, and sits clearly nearer its own
-    dot than any other dot (`OWN_MARGIN_PX`), so no label reads as another point's; no spot: Reject."""
+    (and line) leaving the point. Keeps clear of strokes of other owners by 8 px (`outlines`: (owner, a, b, r) as
+    `_stroke_clash` takes them; `axes`: the axes' (bounds, geometry)), and sits clearly nearer its own dot than any other
+    dot (`OWN_MARGIN_PX`), so no label reads as another point's; no spot: Reject."""
     w, h = text_size(canvas, name, LABEL)
     diag = math.hypot(w, h)
     dirs = sorted(range(0, 360, 30), key=lambda a: -min([180.0] + [abs((a - b + 180) % 360 - 180)
                                                                   for b in avoid_deg]))
+    # Every placed label is an axis-aligned box, and two such boxes intersect exactly when their bounds overlap
+    placed = shapely.bounds(canvas.labels).tolist()
+    outlines = [(a, b, r) for own, a, b, r in outlines if own != name]
     for r in (0.75 * diag, 1.1 * diag, 1.6 * diag):
         for a in dirs:
             c = (at_px[0] + r * math.cos(math.radians(a)), at_px[1] - r * math.sin(math.radians(a)))
-            b = text_box_px(canvas, name, c, LABEL)
-            if not canvas.inside_safe(np.array(b.exterior.coords)) or any(b.intersects(o) for o in canvas.labels):
+            box = c[0] - w / 2, c[1] - h / 2, c[0] + w / 2, c[1] + h / 2   # text_box_px's corners
+            x0, y0, x1, y1 = box
+            if not canvas.box_inside_safe(x0, y0, x1, y1) or \
+                    any(u0 <= x1 and x0 <= u1 and v0 <= y1 and y0 <= v1 for u0, v0, u1, v1 in placed):
                 continue
-            grown = b.buffer(8.0)
-            if any(own != name and grown.intersects(g) for own, g in canvas.strokes):
+            # Nearer its own dot by OWN_MARGIN_PX: plain distances, GEOS's own where one is within a hair of a tie
+            mine, dist = _box_point_px(box, at_px), [_box_point_px(box, q) for q in others_px]
+            if any(abs(d - (mine + OWN_MARGIN_PX)) < 1e-6 for d in dist):
+                mine, *dist = shapely.distance(shapely.box(*box), shapely.points([at_px, *others_px])).tolist()
+            if any(d < mine + OWN_MARGIN_PX for d in dist):
                 continue
-            mine = b.distance(Point(at_px))
-            if any(b.distance(Point(q)) < mine + OWN_MARGIN_PX for q in others_px):
+
+            def exact():
+                grown = shapely.box(*box).buffer(STROKE_GAP_PX)
+                return any(own != name and grown.intersects(g) for own, g in canvas.strokes)
+            if _stroke_clash(box, outlines, axes, exact):
                 continue
-            draw_text_px(canvas, name, c, LABEL)
-            canvas.labels.append(b)
+            canvas.labels.append(draw_text_px(canvas, name, c, LABEL))
             return
     raise Reject("label_clash")
 
@@ -422,12 +525,16 @@ def draw(scene: Scene, canvas: Canvas) -> None:
     lo, hi = FRAME_PX + 0.5 * UNIT_PX, FRAME_PX + (GRID_UNITS - 0.5) * UNIT_PX
     if not all(lo <= u <= hi and lo <= v <= hi for u, v in px):
         raise Reject("point_off_grid")
+    outlines = []   # (owner, a, b, r) of the strokes below, for `_stroke_clash`
     for j, k in ((0, 1), (1, 2), (2, 0)):
         shapes.line(canvas, px[j], px[k], SEGMENT, owner=NAMES[j] + NAMES[k])
+        outlines.append((NAMES[j] + NAMES[k], px[j], px[k], SEGMENT.width_px / 2))
     for i, p in enumerate(px):
         fill = OKABE_ITO["vermillion"] if i == 3 else BLACK
-        shapes.circle(canvas, p, 6.0, Style(stroke=BLACK, fill=fill, width_px=1.5), owner=NAMES[i])
-    on_line = vertical_gap(scene) == 0
+        shapes.circle(canvas, p, DOT_PX, Style(stroke=BLACK, fill=fill, width_px=1.5), owner=NAMES[i])
+        outlines.append((NAMES[i], p, p, DOT_PX + 1.5 / 2))   # a filled disk to the stroke's outer edge
+    axes_geoms = [(g.bounds, g.geometry) for g in axes]
+    on_line = _gap_halves(_halves(scene))[0] == 0
     for i, p in enumerate(px):
         others = [j for j in range(3) if j != i] if i < 3 else ([0, 1] if on_line else [])
         avoid = [math.degrees(math.atan2(p[1] - px[j][1], px[j][0] - p[0])) for j in others]
@@ -435,7 +542,8 @@ def draw(scene: Scene, canvas: Canvas) -> None:
             avoid += [a + 180 for a in avoid]
         avoid += [math.degrees(math.atan2(p[1] - q[1], q[0] - p[0])) for j, q in enumerate(px)
                   if j != i and math.dist(p, q) < 3 * UNIT_PX]          # and off nearby dots
-        _place_point_label(canvas, NAMES[i], p, avoid, [q for j, q in enumerate(px) if j != i])
+        _place_point_label(canvas, NAMES[i], p, avoid, [q for j, q in enumerate(px) if j != i], outlines,
+                           axes_geoms)
 
 
 DOMAIN = Domain(
