@@ -228,7 +228,7 @@ def test_vectorised_segment_geometry_matches_the_exact_scalar_one():
 # --- the fast paths give the same values as the plain ones ---------------------------------------------------------
 
 def _compatible_plain(c, segs, pts, level):
-    """`_compatible` written out from `_pairs` over every row, as the sampler first did it."""
+    """Which rows pass, written out from `_pairs` over every row, as the sampler first did it."""
     n, m = len(c), len(segs)
     miss, along, ang, hit, cpts = li._pairs(c, np.asarray(segs, float))
     ok = ~((miss < li.NEAR_MISS_PX) | (along < li.END_ALONG_PX) | (ang < li.ANGLE_DEG[level])).any(1)
@@ -236,22 +236,31 @@ def _compatible_plain(c, segs, pts, level):
     every = np.concatenate([new, np.broadcast_to(np.asarray(pts, float).reshape(-1, 2), (n, len(pts), 2))], 1)
     d = np.hypot(*np.moveaxis(new[:, :, None] - every[:, None], -1, 0))
     d[:, np.arange(m), np.arange(m)] = np.inf
-    return ok & ~(d < li.SPACING_PX[level]).any((1, 2)), cpts
+    return ok & ~(d < li.SPACING_PX[level]).any((1, 2)), cpts, hit
 
 
 @pytest.mark.parametrize("level", [1, 2, 3])
-def test_compatible_matches_the_pair_rules_row_by_row(level):
+def test_fine_rows_match_the_pair_rules_row_by_row(level):
     rng = np.random.default_rng(level)
     kept = 0
     for _ in range(30):
         c = li._candidates(rng, 60, float(rng.uniform(0, 180)), 90.0)
         segs = [tuple(int(v) for v in r) for r in li._candidates(rng, 8, float(rng.uniform(0, 180)), 90.0)[:3]]
         pts = [tuple(p) for p in rng.uniform(60, 708, (int(rng.integers(0, 4)), 2))]
-        fine, cpts = li._compatible(c, segs, pts, level)
-        want, wpts = _compatible_plain(c, segs, pts, level)
-        assert (fine == want).all() and np.array_equal(cpts, wpts)
-        kept += int(fine.sum())
+        rows = dict(li._fine_rows(c, segs, pts, level))
+        want, wpts, hit = _compatible_plain(c, segs, pts, level)
+        assert sorted(rows) == np.flatnonzero(want).tolist()
+        assert all(np.array_equal(np.asarray(p, float).reshape(-1, 2), wpts[r][hit[r]]) for r, p in rows.items())
+        kept += len(rows)
     assert kept > 0                      # the rule lets some candidates through, so both branches ran
+
+
+def test_hypot_below_is_np_hypot_at_the_threshold():
+    rng = np.random.default_rng(5)
+    for lim in (16.0, 18.0):
+        d = rng.uniform(-lim * 1.01, lim * 1.01, (3000, 2))
+        d[:1000, 1] = np.sqrt(np.maximum(lim * lim - d[:1000, 0] ** 2, 0)) * (1 + rng.uniform(-1e-15, 1e-15, 1000))
+        assert [li._hypot_below(x, y, lim) for x, y in d.tolist()] == (np.hypot(d[:, 0], d[:, 1]) < lim).tolist()
 
 
 def test_pair_distances_are_scipys_pdist_bit_for_bit():
@@ -295,3 +304,69 @@ def test_remembered_label_fit_is_the_one_worked_out_again(seed, level):
                 break
             placed.append(li._box(c))
         assert remembered == fits == li.labels_fit(fixed)
+
+
+def _plan_numpy(rng, k, t, hub, d_at, bc):
+    """`_plan` as first written, on numpy arrays."""
+    n_a, h = t["n_a"], t["hub_deg"]
+    pool_a = np.array([x for x in range(1, k) if x != d_at] if t["moved"] and t["q5"] == 1 else range(1, k))
+    keys = (0, 2) if t["t3"] in (1, 2) else (0,)
+    pool = np.array([x for x in range(k) if x != hub and x not in keys], int)
+    others = np.arange(k) != hub
+    d_room = t["q5"] - bool(t["moved"]) if d_at != hub else k
+    if n_a > len(pool_a):
+        return None
+    for _ in range(20):
+        want = np.full((k, k), -1)
+        want[0, 1:] = 0
+        want[0, rng.choice(pool_a, n_a, replace=False)] = 1
+        if hub != 0:
+            fixed = [int(want[0, hub]), int(t["q2"])][:len(keys)]
+            n_rest = h - sum(fixed)
+            if not 0 <= n_rest <= len(pool):
+                continue
+            want[hub, :] = 0
+            want[hub, rng.choice(pool, n_rest, replace=False)] = 1
+            want[hub, list(keys)] = fixed
+        want = np.where(want >= 0, want, want.T)
+        want[np.arange(k), np.arange(k)] = -1
+        low = (want == 1).sum(1)
+        if t["q2"] and want[bc] < 0:
+            low[list(bc)] += 1
+        if (low[others] < h).all() and low[d_at] <= d_room:
+            return want
+    return None
+
+
+def test_plan_is_the_numpy_plan_draw_for_draw():
+    for seed in range(60):
+        g = np.random.default_rng(seed)
+        k = int(g.integers(5, 9))
+        t = li.targets(g, k)
+        hub = 0 if t["t3"] == 0 else 1
+        bc = {1: (1, 2), 2: (2, 1)}.get(t["t3"], (2, 3) if hub == 1 else (1, 2))
+        d_at = 1 if t["t3"] == 3 else k - 1
+        r1, r2 = np.random.default_rng(seed), np.random.default_rng(seed)
+        got, want = li._plan(r1, k, t, hub, d_at, bc), _plan_numpy(r2, k, t, hub, d_at, bc)
+        assert (got is None and want is None) or got == want.tolist()
+        assert r1.random() == r2.random()              # the same draws
+
+
+def test_candidates_all_fit_once_rounded():
+    rng = np.random.default_rng(9)
+    for _ in range(100):
+        c = li._candidates(rng, 80, float(rng.uniform(0, 180)), float(rng.choice([60.0, 90.0])))
+        assert len(c) == 80 and len(li._long_enough(c)) == 80
+
+
+def test_label_table_settles_what_geos_settles():
+    from shapely import box, distance
+    rng = np.random.default_rng(11)
+    s = accepted(7, 3)
+    for _ in range(25):
+        j = replace(s, segments=tuple(tuple(int(v) + int(d) for v, d in zip(seg, rng.integers(-30, 31, 4)))
+                                      for seg in s.segments))
+        _, close = li._label_table(j)
+        xy = np.array([li._label_at(seg, e) for seg in j.segments for e in (0, 1)])
+        b = box(*(xy - li.LABEL_HALF_PX).T, *(xy + li.LABEL_HALF_PX).T)
+        assert np.array_equal(close, distance(b[:, None], b[None]) < li.LABEL_GAP_PX)

@@ -405,3 +405,37 @@ def test_deeper_checks_a_nesting_that_needs_no_further_level():
     assert legible(roomy) and not legible(sliver)
     assert nt._deeper(np.random.default_rng(0), roomy, 2) == roomy
     assert nt._deeper(np.random.default_rng(0), sliver, 2) is None
+
+
+def test_head_clearance_from_the_parts_is_the_unions():
+    # Heads around every tick and vertex, at distances on both sides of HEAD_CLEAR_PX and right at it.
+    s = accepted(4, 1)
+    union = nt._marks_geometry(s)
+    rng = np.random.default_rng(4)
+    marks = [v for t in nt.triangles_px(s) for v in t] + [(a + b) / 2 for a, b in nt.tick_segments(s)]
+    seen = set()
+    for m in marks[:20]:
+        for r in (5.0, 6.0, 7.5, 9.0):
+            d = rng.normal(size=2)
+            tail = m + d / np.linalg.norm(d) * (r + 20.0)
+            tip = m + d / np.linalg.norm(d) * r
+            head = nt.arrowhead_px(tip, tail)
+            clear = head.distance(union) >= nt.HEAD_CLEAR_PX
+            assert nt._head_clear(s, head) == clear
+            seen.add(clear)
+    assert seen == {True, False}
+
+
+def test_tick_segments_are_the_ticks_at_each_division():
+    s = accepted(5, 2)
+    segs = iter(nt.tick_segments(s))
+    for m, t in enumerate(nt.triangles_px(s)[:-1]):
+        n, half = s.divisions[m], nt.TICK_PX[min(m, 1)][0] / 2
+        for k in range(3):
+            a, b = t[k], t[nt.NEXT[k]]
+            u = (b - a) / np.linalg.norm(b - a)
+            nrm = np.array([-u[1], u[0]]) * half
+            for j in range(1, n):
+                lo, hi = next(segs)
+                assert np.array_equal(lo, a + j / n * (b - a) - nrm) and np.array_equal(hi, a + j / n * (b - a) + nrm)
+    assert next(segs, None) is None

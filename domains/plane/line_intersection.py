@@ -260,43 +260,68 @@ def _remember_fit(scene: Scene, fits: bool) -> bool:
     return fits
 
 
+_SURE_PX = 1e-6             # far above the rounding of any distance here
+
+
+def _below(lo: np.ndarray, hi: np.ndarray, lim: float, exact) -> np.ndarray:
+    """Per element, whether a distance that lies in [lo, hi] (up to rounding) is below lim: settled by the bounds
+    where they allow, else by exact(flat indices of the rest), the distance as `label_ok` computes it."""
+    out = hi < lim - _SURE_PX
+    doubt = np.flatnonzero(~out & (lo <= lim + _SURE_PX))
+    if len(doubt):
+        out.flat[doubt] = exact(doubt) < lim
+    return out
+
+
 def _label_table(scene: Scene):
     """`label_ok` for both ends of every segment at once, less the test against placed letters: whether the letter
-    beyond end e of segment k passes (array (k, 2)), and the distances between all those letter boxes (2k, 2k),
-    row and column 2 k + e. The same boxes and the same GEOS distances as `label_ok`, in three calls."""
+    beyond end e of segment k passes (array (k, 2)), and whether two of those letter boxes are closer than
+    `LABEL_GAP_PX` (2k, 2k), row and column 2 k + e. Each of `label_ok`'s distance tests is settled from plain
+    distances to the box centre where they decide it with room to spare (a box holds the disc of radius
+    `LABEL_HALF_PX` about its centre and lies in the disc of radius `LABEL_HALF_PX` sqrt 2), else with the same
+    GEOS (or math.dist) distance as `label_ok`."""
     segs = scene.segments
     n = len(segs)
     centres = [_label_at(seg, e) for seg in segs for e in (0, 1)]
-    xy = np.asarray(centres, float)
-    boxes = shapely.box(xy[:, 0] - LABEL_HALF_PX, xy[:, 1] - LABEL_HALF_PX, xy[:, 0] + LABEL_HALF_PX,
-                        xy[:, 1] + LABEL_HALF_PX)
+    xy, s = np.asarray(centres, float), np.asarray(segs, float)
+    own = np.arange(2 * n)[:, None] // 2 == np.arange(n)[None, :]       # (2n, n): the letter's own segment
+    inf = np.inf
+
+    def boxes(r):
+        return shapely.box(xy[r, 0] - LABEL_HALF_PX, xy[r, 1] - LABEL_HALF_PX, xy[r, 0] + LABEL_HALF_PX,
+                           xy[r, 1] + LABEL_HALF_PX)
+
+    dc = np.where(own, inf, point_segment_distances(xy, s))
+    near = _below(dc - LABEL_HALF_PX * math.sqrt(2), np.maximum(dc - LABEL_HALF_PX, 0), LABEL_CLEAR_PX + 1.5,
+                  lambda i: shapely.distance(boxes(i // n), _lines(scene)[i % n]))
+    gx, gy = np.abs(xy[:, 0] - segs[0][0]), np.abs(xy[:, 1] - segs[0][1])
+    dd = np.hypot(np.maximum(gx - LABEL_HALF_PX, 0), np.maximum(gy - LABEL_HALF_PX, 0))
+    dd[:2] = inf                                                         # A's own letter
+    dot = _below(dd, dd, LABEL_CLEAR_PX + DOT_PX, lambda i: shapely.distance(boxes(i), Point(segs[0][:2])))
+    ends = s.reshape(-1, 2)
+    de = np.where(np.repeat(own, 2, 1), inf, np.hypot(xy[:, None, 0] - ends[:, 0], xy[:, None, 1] - ends[:, 1]))
+    mine = _below(de, de, LABEL_OWN_PX, lambda i: np.array([math.dist(centres[r], segs[q // 2][q % 2 * 2:][:2])
+                                                             for r, q in zip(*divmod(i, 2 * n))]))
+    bx, by = np.abs(xy[:, None, 0] - xy[:, 0]), np.abs(xy[:, None, 1] - xy[:, 1])
+    db = np.hypot(np.maximum(bx - 2 * LABEL_HALF_PX, 0), np.maximum(by - 2 * LABEL_HALF_PX, 0))
+    close = _below(db, db, LABEL_GAP_PX, lambda i: shapely.distance(boxes(i // (2 * n)), boxes(i % (2 * n))))
     lo, hi = SAFE_BORDER_PX + 1 + LABEL_HALF_PX, SIZE - SAFE_BORDER_PX - 1 - LABEL_HALF_PX
-    near = shapely.distance(boxes[:, None], _lines(scene)[None, :]) < LABEL_CLEAR_PX + 1.5
-    dot = shapely.distance(boxes, Point(segs[0][:2])) < LABEL_CLEAR_PX + DOT_PX
-    ok = np.zeros((n, 2), bool)
-    for r, (x, y) in enumerate(centres):
-        k = r // 2
-        if not (lo <= x <= hi and lo <= y <= hi):
-            continue
-        if near[r, :k].any() or near[r, k + 1:].any() or (k != 0 and dot[r]):
-            continue
-        if any(math.dist((x, y), p) < LABEL_OWN_PX for j, s in enumerate(segs) if j != k for p in (s[:2], s[2:])):
-            continue
-        ok[k, r % 2] = True
-    return ok, shapely.distance(boxes[:, None], boxes[None, :])
+    inside = (xy >= lo).all(1) & (xy <= hi).all(1)
+    ok = inside & ~near.any(1) & ~dot & ~mine.any(1)
+    return ok.reshape(n, 2), close
 
 
-def _fits_at(ok, gaps, k: int, e: int, placed: list[int]) -> bool:
-    return bool(ok[k, e]) and not (placed and (gaps[2 * k + e, placed] < LABEL_GAP_PX).any())
+def _fits_at(ok, close, k: int, e: int, placed: list[int]) -> bool:
+    return bool(ok[k, e]) and not (placed and close[2 * k + e, placed].any())
 
 
 def labels_fit(scene: Scene) -> bool:
     fits = _FITS.get(scene)
     if fits is None:
-        ok, gaps = _label_table(scene)
+        ok, close = _label_table(scene)
         placed, fits = [], True
         for k, e in enumerate(scene.label_end):
-            if not _fits_at(ok, gaps, k, e, placed):
+            if not _fits_at(ok, close, k, e, placed):
                 fits = False
                 break
             placed.append(2 * k + e)
@@ -307,10 +332,10 @@ def labels_fit(scene: Scene) -> bool:
 def _fix_labels(s: Scene) -> Scene:
     """Each letter at its drawn end if it fits there, else at the other end. Whether every letter fits is
     remembered for `labels_fit` (it walks the same letters in the same order against the same placed boxes)."""
-    ok, gaps = _label_table(s)
+    ok, close = _label_table(s)
     placed, ends, fits = [], list(s.label_end), True
     for k in range(len(s.segments)):
-        e = next((e for e in (ends[k], 1 - ends[k]) if _fits_at(ok, gaps, k, e, placed)), None)
+        e = next((e for e in (ends[k], 1 - ends[k]) if _fits_at(ok, close, k, e, placed)), None)
         if e is None:
             fits = False
         else:
@@ -426,53 +451,84 @@ def _long_enough(c: np.ndarray) -> np.ndarray:
 
 def _candidates(rng: np.random.Generator, n: int, base: float, spread: float) -> np.ndarray:
     """n random segments (rows x0, y0, x1, y1, integer-valued) of length >= MIN_LEN_PX inside the endpoint box,
-    directions within `spread` degrees of `base`."""
+    directions within `spread` degrees of `base`. Every one fits (2 |hx| <= L < 560 < HI - LO) and stays long
+    enough and in the box once rounded (L >= MIN_LEN_PX + 2; each end moves <= 0.5 px per axis; the box edges are
+    integers), so none is dropped."""
     L = rng.uniform(MIN_LEN_PX + 2, 560.0, n)
     a = np.radians(base + rng.uniform(-spread, spread, n))
-    cos, sin = np.cos(a), np.sin(a)
-    hx, hy = np.abs(L / 2 * cos), np.abs(L / 2 * sin)
-    sx, sy = np.sign(cos), np.sign(sin)
-    keep = (2 * hx <= HI - LO) & (2 * hy <= HI - LO)
-    hx, hy, sx, sy = hx[keep], hy[keep], sx[keep], sy[keep]
-    cx = LO + hx + rng.random(len(hx)) * (HI - LO - 2 * hx)
-    cy = LO + hy + rng.random(len(hy)) * (HI - LO - 2 * hy)
-    return _long_enough(np.round(np.column_stack([cx - sx * hx, cy - sy * hy, cx + sx * hx, cy + sy * hy])))
+    hxs, hys = L / 2 * np.cos(a), L / 2 * np.sin(a)      # half extents, signed
+    hx, hy = np.abs(hxs), np.abs(hys)
+    cx = LO + hx + rng.random(n) * (HI - LO - 2 * hx)
+    cy = LO + hy + rng.random(n) * (HI - LO - 2 * hy)
+    return np.round(np.stack([cx - hxs, cy - hys, cx + hxs, cy + hys], 1))
 
 
-def _compatible(c: np.ndarray, segs: list, pts: list, level: int, meets=None):
-    """Which candidate rows pass every pair rule with `segs` and keep crossings `SPACING_PX` apart; also each
-    candidate's meeting points (n, len(segs), 2). `meets`: `segment_meets(c, segs)` when already computed.
-    The same values as `_pairs`, element by element; the endpoint distances only for the rows still standing."""
-    n, m = len(c), len(segs)
+_R2D = 180.0 / math.pi        # np.degrees' factor
+
+
+def _hypot_below(dx: float, dy: float, lim: float) -> bool:
+    """np.hypot(dx, dy) < lim: from the sum of squares wherever it leaves no doubt (np.hypot is within an ulp of
+    the true length, the sum of squares within a few), else np.hypot itself."""
+    q, lim2 = dx * dx + dy * dy, lim * lim
+    if q < lim2 * (1 - 1e-9):
+        return True
+    if q > lim2 * (1 + 1e-9):
+        return False
+    return bool(np.hypot(dx, dy) < lim)
+
+
+def _end_near(px, py, ax, ay, dx, dy, dd) -> bool:
+    """Whether point p lies within `NEAR_MISS_PX` of the segment from a along d (dd = d . d): the arithmetic of
+    `point_segment_distances`, in plain floats."""
+    wx, wy = px - ax, py - ay
+    u = (wx * dx + wy * dy) / (dd if dd > 1e-12 else 1e-12)
+    u = 0.0 if u < 0.0 else 1.0 if u > 1.0 else u
+    return _hypot_below(wx - u * dx, wy - u * dy, NEAR_MISS_PX)
+
+
+def _fine_rows(c: np.ndarray, segs: list, pts: list, level: int, meets=None):
+    """The candidate rows that pass every pair rule with `segs` and keep crossings `SPACING_PX` apart (from each
+    other and from the drawn `pts`), in row order, each as (row, its crossing points in segment order). `meets`:
+    `segment_meets(c, segs)` when already computed. The values of `_pairs`, element by element, one row at a time
+    in plain floats (lengths and directions from the same numpy calls), so that the sampler, which takes the first
+    row, checks only the rows before it."""
+    m = len(segs)
     if m == 0:
-        return np.ones(n, bool), np.zeros((n, 0, 2))
+        yield from ((r, []) for r in range(len(c)))
+        return
     s = np.asarray(segs, float)
     nu, nv, den = segment_meets(c, s) if meets is None else meets
-    hit = _hit(nu, nv, den)
-    safe = np.where(den > 0, den, 1.0)
-    u, v = nu / safe, nv / safe
     (cx, cy), (sx, sy) = (c[:, 2:] - c[:, :2]).T, (s[:, 2:] - s[:, :2]).T
-    px, py = c[:, 0, None] + u * cx[:, None], c[:, 1, None] + u * cy[:, None]
-    on = (den > 0) & (px >= 0) & (py >= 0) & (px <= SIZE) & (py <= SIZE)
-    along = np.minimum(np.minimum(abs(u), abs(1 - u)) * np.hypot(cx, cy)[:, None],
-                       np.minimum(abs(v), abs(1 - v)) * np.hypot(sx, sy)[None])
-    ang = np.degrees(abs(np.arctan2(cy, cx)[:, None] - np.arctan2(sy, sx)[None])) % 180.0
-    bad = (on & (along < END_ALONG_PX)) | (hit & (np.minimum(ang, 180.0 - ang) < ANGLE_DEG[level]))
-    # Each new crossing against the candidate's other new ones and the drawn ones.
-    nx, ny = np.where(hit, px, np.nan), np.where(hit, py, np.nan)
-    d = np.hypot(nx[:, :, None] - nx[:, None, :], ny[:, :, None] - ny[:, None, :])
-    d[:, np.arange(m), np.arange(m)] = np.inf
-    fine = ~bad.any(1) & ~(d < SPACING_PX[level]).any((1, 2))
-    if len(pts):
-        p = np.asarray(pts, float).reshape(-1, 2)
-        fine &= ~(np.hypot(nx[:, :, None] - p[:, 0], ny[:, :, None] - p[:, 1]) < SPACING_PX[level]).any((1, 2))
-    rows = np.flatnonzero(fine)
-    if len(rows):
-        r = c[rows]
-        miss = np.minimum(point_segment_distances(r.reshape(-1, 2), s).reshape(len(r), 2, m).min(1),
-                          point_segment_distances(s.reshape(-1, 2), r).reshape(m, 2, len(r)).min(1).T)
-        fine[rows] = ~(miss < NEAR_MISS_PX).any(1)
-    return fine, np.stack([px, py], -1)
+    c_len, c_dir = np.hypot(cx, cy).tolist(), np.arctan2(cy, cx).tolist()
+    s_len, s_dir = np.hypot(sx, sy).tolist(), np.arctan2(sy, sx).tolist()
+    others = [(x0, y0, x1, y1, x1 - x0, y1 - y0, (x1 - x0) * (x1 - x0) + (y1 - y0) * (y1 - y0))
+              for x0, y0, x1, y1 in s.tolist()]
+    ang_min, space = ANGLE_DEG[level], SPACING_PX[level]
+    for r, ((x0, y0, x1, y1), nur, nvr, denr) in enumerate(zip(c.tolist(), nu.tolist(), nv.tolist(), den.tolist())):
+        dx, dy, lc, ac = x1 - x0, y1 - y0, c_len[r], c_dir[r]
+        new = []
+        for j in range(m):
+            a, b, d = nur[j], nvr[j], denr[j]
+            safe = d if d > 0 else 1.0
+            u, v = a / safe, b / safe
+            px, py = x0 + u * dx, y0 + u * dy
+            if d > 0 and 0 <= px <= SIZE and 0 <= py <= SIZE and \
+                    min(min(abs(u), abs(1 - u)) * lc, min(abs(v), abs(1 - v)) * s_len[j]) < END_ALONG_PX:
+                break
+            if 0 < a < d and 0 < b < d:
+                ang = abs(ac - s_dir[j]) * _R2D % 180.0
+                if min(ang, 180.0 - ang) < ang_min:
+                    break
+                new.append((px, py))
+        else:
+            if any(_hypot_below(p[0] - q[0], p[1] - q[1], space) for k, p in enumerate(new) for q in new[k + 1:]) \
+                    or any(_hypot_below(p[0] - q[0], p[1] - q[1], space) for p in new for q in pts):
+                continue
+            dd = dx * dx + dy * dy
+            if not any(_end_near(x0, y0, *o[:2], *o[4:]) or _end_near(x1, y1, *o[:2], *o[4:])
+                       or _end_near(o[0], o[1], x0, y0, dx, dy, dd) or _end_near(o[2], o[3], x0, y0, dx, dy, dd)
+                       for o in others):
+                yield r, new
 
 
 def _d_candidates(rng: np.random.Generator, segs: list, q5: int, n_lines: int = 300, per_line: int = 12):
@@ -517,29 +573,32 @@ def _plan(rng: np.random.Generator, k: int, t: dict, hub: int, d_at: int, bc: tu
     pool_a = np.array([x for x in range(1, k) if x != d_at] if t["moved"] and t["q5"] == 1 else range(1, k))
     keys = (0, 2) if t["t3"] in (1, 2) else (0,)          # the hub's pairs fixed by A's plan and by Q2
     pool = np.array([x for x in range(k) if x != hub and x not in keys], int)
-    others = np.arange(k) != hub
     # D crosses at most q5 segments (its line splits every one it crosses), fewer when Q5 must differ.
     d_room = t["q5"] - bool(t["moved"]) if d_at != hub else k
     if n_a > len(pool_a):
         return None
     for _ in range(20):
-        want = np.full((k, k), -1)
-        want[0, 1:] = 0
-        want[0, rng.choice(pool_a, n_a, replace=False)] = 1
+        want = [[-1] * k for _ in range(k)]
+        want[0][1:] = [0] * (k - 1)
+        for x in rng.choice(pool_a, n_a, replace=False):
+            want[0][x] = 1
         if hub != 0:
-            fixed = [int(want[0, hub]), int(t["q2"])][:len(keys)]
+            fixed = [want[0][hub], int(t["q2"])][:len(keys)]
             n_rest = h - sum(fixed)
             if not 0 <= n_rest <= len(pool):
                 continue
-            want[hub, :] = 0
-            want[hub, rng.choice(pool, n_rest, replace=False)] = 1
-            want[hub, list(keys)] = fixed
-        want = np.where(want >= 0, want, want.T)
-        want[np.arange(k), np.arange(k)] = -1
-        low = (want == 1).sum(1)                  # crossings each segment is already bound to
-        if t["q2"] and want[bc] < 0:
-            low[list(bc)] += 1
-        if (low[others] < h).all() and low[d_at] <= d_room:
+            want[hub] = [0] * k
+            for x in rng.choice(pool, n_rest, replace=False):
+                want[hub][x] = 1
+            for x, f in zip(keys, fixed):
+                want[hub][x] = f
+        want = [[-1 if i == j else v if v >= 0 else want[j][i] for j, v in enumerate(row)]
+                for i, row in enumerate(want)]
+        low = [row.count(1) for row in want]           # crossings each segment is already bound to
+        if t["q2"] and want[bc[0]][bc[1]] < 0:
+            low[bc[0]] += 1
+            low[bc[1]] += 1
+        if all(v < h for i, v in enumerate(low) if i != hub) and low[d_at] <= d_room:
             return want
     return None
 
@@ -558,7 +617,7 @@ def _try(rng: np.random.Generator, level: int, k: int, t: dict):
     want = _plan(rng, k, t, hub, d_at, (b_at, c_at))
     if want is None:        # 20 random plans failing means the targets admit none: drawing again will not help
         raise Reject("no_plan_for_targets")
-    segs, pts, deg, n5_d = [], [], np.zeros(0, int), 0
+    segs, pts, deg, n5_d = [], [], [], 0
     for idx in range(k):
         last_d = idx == k - 1 == d_at
         for _ in range(3 if last_d else 1):     # D, the most constrained, gets fresh candidates twice
@@ -568,13 +627,13 @@ def _try(rng: np.random.Generator, level: int, k: int, t: dict):
             # The plan and Q5's targets first (cheap, and they keep few candidates), then the pair rules.
             meets = segment_meets(c, np.asarray(segs, float).reshape(-1, 4))
             cmask = _hit(*meets)
-            w = want[idx, :idx]
-            bound = w >= 0
-            ok = (cmask[:, bound] == (w[bound] == 1)).all(1)
+            must = [j for j in range(idx) if want[idx][j] == 1]
+            # Every segment but the hub stays below h crossings (each is below h already): those at h - 1 are
+            # not to be crossed again.
+            never = [j for j in range(idx) if want[idx][j] == 0 or (j != hub and deg[j] + 1 >= h)]
             if idx == max(b_at, c_at):
-                ok &= cmask[:, min(b_at, c_at)] == q2
-            # Every segment but the hub stays below h crossings.
-            ok &= ((deg[None, :] + cmask)[:, [j for j in range(idx) if j != hub]] < h).all(1)
+                (must if q2 else never).append(min(b_at, c_at))
+            ok = cmask[:, must].all(1) & ~cmask[:, never].any(1)
             if idx != hub:
                 ok &= cmask.sum(1) < h
             if last_d:
@@ -585,22 +644,22 @@ def _try(rng: np.random.Generator, level: int, k: int, t: dict):
                 o0, o1 = line_offsets([segs[1]], c[:, :2])[0], line_offsets([segs[1]], c[:, 2:])[0]
                 n5 = n5_d + (o0 * o1 < 0)
                 ok &= (np.minimum(abs(o0), abs(o1)) >= LINE_D_PX) & (n5 <= q5) & ((n5 == q5) | (idx < k - 1))
-            if not ok.any():        # nothing left to check: the same empty batch _compatible would find
-                hits = ()
+            if not ok.any():        # nothing left to check
+                first = None
                 continue
             c, cmask = c[ok], cmask[ok]
-            fine, cpts = _compatible(c, segs, pts, level, tuple(x[ok] for x in meets))
-            hits = np.flatnonzero(fine)
-            if len(hits):
+            first = next(_fine_rows(c, segs, pts, level, tuple(x[ok] for x in meets)), None)
+            if first is not None:
                 break
-        if not len(hits):
+        if first is None:
             return None
-        i = int(hits[0])
+        i, new = first
         segs.append(tuple(int(v) for v in c[i]))
-        pts += [tuple(p) for p in cpts[i][cmask[i]]]
+        pts += new
         if d_at == 1 and idx >= 1:
             n5_d = int(_split([segs[1]], segs[:1] + segs[2:])[1][0])
-        deg = np.append(deg + cmask[i], cmask[i].sum())
+        row = cmask[i].tolist()
+        deg = [d + x for d, x in zip(deg, row)] + [sum(row)]
     rest = [x for x in range(1, k) if x not in (b_at, c_at, d_at)]
     rest = [rest[i] for i in rng.permutation(len(rest))]
     if t3 >= 4:                        # the hub gets letter t3

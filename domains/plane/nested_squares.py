@@ -33,6 +33,7 @@ from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
+import shapely
 from shapely.geometry import Polygon
 
 from grip.answers import Choice, Count, Number, Record
@@ -181,8 +182,10 @@ def _sigmas(n: int) -> np.ndarray:
 SIGMAS = {n: _sigmas(n) for n in range(3, 8)}
 
 
-def _first_tick(rng: np.random.Generator, level: int, q2: str) -> tuple[int, int]:
-    """(n_1, k_1) whose contact point lies in the target class: t_1 = 1/2 (middle), t_1 >= 0.6 (left) or <= 0.4."""
+@lru_cache(maxsize=None)
+def _first_ticks(level: int, q2: str) -> dict[int, list[int]]:
+    """n_1 -> every k_1 whose contact point lies in the target class: t_1 = 1/2 (middle), t_1 >= 0.6 (left) or
+    <= 0.4 (right)."""
     by_n: dict[int, list[int]] = {}
     for n in range(2, N_MAX[level] + 1):
         for k in range(1, n):
@@ -193,6 +196,12 @@ def _first_tick(rng: np.random.Generator, level: int, q2: str) -> tuple[int, int
                 RIGHT if f >= Fraction(1, 2) + MIDDLE_GAP else None
             if cls == q2:
                 by_n.setdefault(n, []).append(k)
+    return by_n
+
+
+def _first_tick(rng: np.random.Generator, level: int, q2: str) -> tuple[int, int]:
+    """(n_1, k_1) of the target class (`_first_ticks`): n_1 uniform over those that have one, then k_1."""
+    by_n = _first_ticks(level, q2)
     n = int(rng.choice(sorted(by_n)))
     return n, int(rng.choice(by_n[n]))
 
@@ -379,7 +388,7 @@ def _hatch(canvas: Canvas, region, spacing_px: float = 13.0) -> None:
     ctx = canvas.ctx
     with canvas.layer():
         for poly in getattr(region, "geoms", [region]):
-            _path(canvas, [list(poly.exterior.coords)] + [list(r.coords) for r in poly.interiors])
+            _path(canvas, [shapely.get_coordinates(r).tolist() for r in (poly.exterior, *poly.interiors)])
         ctx.set_fill_rule(1)  # even-odd: holes stay clear
         ctx.clip()
         x0, y0, x1, y1 = region.bounds
@@ -407,8 +416,9 @@ def draw(scene: Scene, canvas: Canvas) -> None:
             canvas.ctx.fill()
         region = Polygon(sq[i]) if i + 1 == n else Polygon(sq[i]).difference(Polygon(sq[i + 1]))
         _hatch(canvas, region.buffer(-9.0, join_style=2))
+    outline = Style(stroke=BLACK, width_px=3.0)
     for poly in sq:
-        shapes.polygon(canvas, poly, Style(stroke=BLACK, width_px=3.0), owner="squares")
+        shapes.polygon(canvas, poly, outline, owner="squares")
     if scene.level < 3:
         ticks = [(a, b) for a, b, _ in drawn_ticks(scene)]
         shapes.segments(canvas, ticks, Style(stroke=BLACK, width_px=2.0), register=False)

@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
+import shapely
 from shapely.geometry import LineString, MultiLineString, MultiPoint, Polygon
 
 from grip.answers import Choice, Count, Number, Record
@@ -77,6 +78,7 @@ POINTER_CLEAR_PX = 12.0                   # the T2 pointer's foot on T2's side, 
 POINTER_GAP_PX = 4.0                      # the pointer's tip stops this far short of the side's centre line
 HEAD_CLEAR_PX = 6.0                       # the pointer's head from every tick and drawn vertex
 HEAD_PX = 10.0
+SURE_PX = 1e-6                            # far above the rounding of a distance in px
 SLIVER_DEG = 15.0                         # every inner triangle's smallest angle: corners of slivers are unreadable
 BOX = (60.0, 708.0)                       # T1's vertices; room for the labels outside
 MIN_AREA_PX2 = 147456.0                   # 25% of the canvas
@@ -566,7 +568,8 @@ def tick_segments(scene: Scene, i: int | None = None) -> list[tuple[np.ndarray, 
             a, b = t[k], t[NEXT[k]]
             u = (b - a) / np.linalg.norm(b - a)
             nrm = np.array([-u[1], u[0]]) * half
-            segs += [(a + j / n * (b - a) - nrm, a + j / n * (b - a) + nrm) for j in range(1, n)]
+            base = a + (np.arange(1, n) / n)[:, None] * (b - a)       # a + j / n * (b - a), j = 1 .. n - 1
+            segs += list(zip(base - nrm, base + nrm))
     return segs
 
 
@@ -585,6 +588,24 @@ def _marks_geometry(scene: Scene) -> MultiLineString | MultiPoint:
     segs = tick_segments(scene)
     pts = MultiPoint([tuple(v) for t in triangles_px(scene) for v in t])
     return pts.union(MultiLineString([tuple(map(tuple, seg)) for seg in segs])) if segs else pts
+
+
+@functools.lru_cache(maxsize=256)
+def _marks_parts(scene: Scene) -> np.ndarray:
+    """The ticks and drawn vertices of `_marks_geometry`, one geometry each, without the union."""
+    segs = tick_segments(scene)
+    pts = shapely.points(np.concatenate(triangles_px(scene)))
+    return np.concatenate([shapely.linestrings(np.array(segs)), pts]) if segs else pts
+
+
+def _head_clear(scene: Scene, head: Polygon) -> bool:
+    """head.distance(_marks_geometry(scene)) >= HEAD_CLEAR_PX. The union costs more than the rest of the pointer:
+    the nearest of its parts lies at the same distance up to rounding, so the union is built only where that
+    distance is within `SURE_PX` of the limit."""
+    d = float(shapely.distance(head, _marks_parts(scene)).min())
+    if abs(d - HEAD_CLEAR_PX) > SURE_PX:
+        return d >= HEAD_CLEAR_PX
+    return head.distance(_marks_geometry(scene)) >= HEAD_CLEAR_PX
 
 
 def arrowhead_px(tip: np.ndarray, tail: np.ndarray) -> Polygon:
@@ -614,10 +635,9 @@ def pointer_tip(scene: Scene, k: int, centre: np.ndarray) -> np.ndarray | None:
     keep = clear >= POINTER_CLEAR_PX
     along, clear = along[keep], clear[keep]
     want = float((centre - a) @ u)
-    geom = _marks_geometry(scene)
     for x in along[np.lexsort((np.abs(along - want), clear < 2 * POINTER_CLEAR_PX))]:
         tip = a + x * u + out * POINTER_GAP_PX
-        if np.linalg.norm(tip - centre) > HEAD_PX and arrowhead_px(tip, centre).distance(geom) >= HEAD_CLEAR_PX:
+        if np.linalg.norm(tip - centre) > HEAD_PX and _head_clear(scene, arrowhead_px(tip, centre)):
             return tip
     return None
 
