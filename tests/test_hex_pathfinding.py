@@ -186,6 +186,29 @@ def test_removing_any_wall_never_costs_more_and_removing_w_matches_the_fast_chec
         assert hp.cheapest_cost(opened) == min(base, hp._through_wall(s, ds, dg, w))
 
 
+def test_search_matches_bellman_ford_on_random_boards():
+    # The bucket-queue search and the route DP against Bellman-Ford costs and a DP over its tight moves, on boards
+    # with any walls and mud (S or G may be walled off).
+    rng = np.random.default_rng(7)
+    for k in range(45):
+        radius = 3 + k % 3
+        cells = hp.board(radius)
+        pick = rng.permutation(len(cells))
+        walls = tuple(sorted(cells[i] for i in pick[:int(rng.integers(0, 30))]))
+        mud = tuple(sorted(c for c in (cells[i] for i in pick[30:30 + int(rng.integers(0, 12))]) if c not in walls))
+        s = hp.Scene(3, radius, walls, mud, cells[pick[-1]], cells[pick[-2]], cells[0])
+        b = Board(s)
+        cost = b.bellman_ford(b.index[s.start])
+        assert hp.costs_from(s, s.start) == {c: d for c, d in zip(b.cells, cost) if d < math.inf}
+        ways = [0] * len(b.cells)
+        ways[b.index[s.start]] = 1
+        for i in sorted(range(len(b.cells)), key=lambda i: cost[i]):
+            if cost[i] < math.inf and i != b.index[s.start]:
+                ways[i] = sum(ways[j] for j in b.nbr[i] if cost[j] + b.cost[i] == cost[i])
+        assert hp.route_count(s) == ways[b.index[s.goal]]
+        assert hp.cheapest_cost(s) == (None if cost[b.index[s.goal]] == math.inf else cost[b.index[s.goal]])
+
+
 def test_balance_flags_show_up():
     scenes = [accepted(seed, 1 + seed % 3) for seed in range(30, 100)]      # flags drawn independently per seed
     lad = [hp.ladder(s) for s in scenes]

@@ -344,6 +344,26 @@ def blue_box(img, x0, y0, x1, y1):
 
 
 @pytest.mark.parametrize("level,grid", [(1, 2), (3, 3)])
+def test_cached_frame_gives_the_bytes_of_drawing_in_order(level, grid):
+    # A blank canvas gets the level's frame copied and only the shapes drawn (stamped in an unturned 2x2 scene);
+    # any other canvas is drawn in order. Full panels of every type, size and grey, the largest among them, turned
+    # at level 3, must give the same pixels both ways.
+    n, types, sizes, greys = grid * grid, (1, 2, 3, 4, 5, 1, 2, 3), (5, 4, 3, 2, 1, 5, 5, 5), (6, 5, 4, 3, 2, 1, 6, 1)
+    s = hand_scene(((n,) * 8, types, sizes, greys), tuple((n, t, 5, g) for t, g in zip(types[::-1], greys)),
+                   "colour", 4, level, grid)
+    s = replace(s, angles=tuple(float(17 * k) if level == 3 else 0.0 for k in range(16)))
+    framed, in_order = Canvas(768), Canvas(768)
+    in_order.ctx.rectangle(0, 0, 1, 1)                        # one pixel that nothing draws on: not blank
+    in_order.ctx.set_source_rgb(0, 0, 0)
+    in_order.ctx.fill()
+    pm.draw(s, framed)
+    pm.draw(s, in_order)
+    a, b = framed.array(), in_order.array()
+    b[0, 0] = 255
+    assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("level,grid", [(1, 2), (3, 3)])
 def test_size_key_is_a_ruler_for_the_panels(level, grid):
     # Measured on pixels: for every size level, the key's ring has the width and height of the ring around a
     # panel's square of that level (squares: their corners sit off the ring's extreme points), in both grids, to

@@ -71,16 +71,23 @@ def split(values8) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     return v[0:3], v[3:6], v[6:8]
 
 
+@functools.lru_cache(maxsize=None)
+def _row_changes(attr: str, grid: int, row: tuple[int, ...]) -> np.ndarray:
+    """Per hypothesis: the fewest changes that turn `row` (a full row, or row 3's two visible values) into one that
+    the hypothesis allows (into its first two values). Cached per row: a build's matrices share few distinct rows."""
+    table, starts = _table(attr, grid)
+    out = np.minimum.reduceat((table[:, :len(row)] != np.array(row)).sum(1), starts)
+    out.flags.writeable = False
+    return out
+
+
 @functools.lru_cache(maxsize=8192)
 def changes_needed(attr: str, grid: int, values8: tuple[int, ...]) -> tuple[int, ...]:
     """Per hypothesis (order of `hypotheses`): the fewest visible values to change so that it fits. Rows are
     independent, so this is the sum over rows of the fewest changes to one of the rows it allows (row 3: to the
     first two values of one)."""
-    table, starts = _table(attr, grid)
-    r1, r2, r3 = (np.array(r) for r in split(values8))
-    cost = (np.minimum.reduceat((table != r1).sum(1), starts) + np.minimum.reduceat((table != r2).sum(1), starts)
-            + np.minimum.reduceat((table[:, :2] != r3).sum(1), starts))
-    return tuple(int(c) for c in cost)
+    r1, r2, r3 = (_row_changes(attr, grid, r) for r in split(values8))
+    return tuple((r1 + r2 + r3).tolist())
 
 
 def prediction(h: tuple[str, object], values8) -> int:

@@ -24,6 +24,7 @@ edits number (the sheet allows it): a number edit would tell that Q2's answer is
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 
@@ -33,6 +34,7 @@ from grip.answers import Choice, Count, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
 from grip.domains.inductive import _raven as rv
 from grip.domains.inductive._raven import ARITH, ATTRS, CONST, DIST, PROG, RULES
+from grip.renderers.canvas import Canvas
 from grip.renderers.style import BLACK, LABEL, OKABE_ITO, TEXT
 from grip.renderers.text import draw_text_px
 
@@ -205,7 +207,9 @@ def notes(scene: Scene) -> str:
     return SIZE_NOTE + (TURN_NOTE if scene.level == 3 else "")
 
 
+@functools.lru_cache(maxsize=64)
 def ladder(scene: Scene) -> Ladder:
+    """Cached: the sampler, the build, Q4's rephrasing and the twin each ask for the same scenes' ladders."""
     rm = rule_margins(scene)
     number_m = Margin(float(rm["number"]), "panel values", RULE_MARGIN, "a second rule fits the number of shapes")
     edited = edit(scene)
@@ -347,7 +351,7 @@ def _try(rng, level, grid, q2, q4, q5, up) -> Scene | None:
     for i, j in zip(free, rng.permutation(len(rest_c))):
         order[i] = rest_c[int(j)]
     counts = [vals["number"][p] for p in range(8)] + [c[0] for c in order]
-    slots = tuple(tuple(sorted(int(s) for s in rng.choice(grid * grid, size=n, replace=False))) for n in counts)
+    slots = tuple(tuple(sorted(rng.choice(grid * grid, size=n, replace=False).tolist())) for n in counts)
     angles = tuple(round(float(rng.uniform(0, 360)), 1) if level == 3 else 0.0 for _ in range(16))
     scene = Scene(level, grid, tuple(tuple(int(t) for t in vals[a][:8]) for a in ATTRS), tuple(order), slots, angles,
                   x, int(w))
@@ -421,14 +425,18 @@ def _stroke(ctx, colour) -> None:
     ctx.stroke()
 
 
-def _panel(ctx, scene: Scene, k: int, attrs, slots, angle: float) -> None:
+def _panel(ctx, scene: Scene, k: int, attrs, slots, angle: float, frame: bool = True, shapes: bool = True) -> None:
     x0, y0 = panel_origin(k)
-    _box(ctx, x0, y0, PANEL_PX)
+    if frame:
+        _box(ctx, x0, y0, PANEL_PX)
+    if not shapes:
+        return
     _, t, s, c = attrs
     sp, pad = slot_px(scene), PAD_PX[scene.grid]
+    d, fill = diameter_px(s), grey(c)
     for slot in slots:
         r, col = divmod(slot, scene.grid)
-        _shape(ctx, (x0 + pad + (col + 0.5) * sp, y0 + pad + (r + 0.5) * sp), t, diameter_px(s), angle, grey(c))
+        _shape(ctx, (x0 + pad + (col + 0.5) * sp, y0 + pad + (r + 0.5) * sp), t, d, angle, fill)
 
 
 def key_rings(scene: Scene) -> list[tuple[float, float, float]]:
@@ -466,20 +474,77 @@ def _keys(ctx, canvas, scene: Scene) -> None:
             draw_text_px(canvas, line, (663.0, TOP_PX + 290 + 18 * i), small)
 
 
-def draw(scene: Scene, canvas) -> None:
-    if canvas.world != (0.0, 0.0, float(canvas.size_px), float(canvas.size_px)) or canvas.size_px != 768:
-        raise ValueError("progressive_matrices: draws on a 768 px canvas in pixel units")
+def _draw(scene: Scene, canvas, frame: bool = True, shapes: bool = True) -> None:
+    """The picture in drawing order; `frame` is everything but the shapes (panel boxes, "?", keys, candidate
+    numbers), which depends on the level only."""
     drawn, ctx = panels(scene), canvas.ctx
     for p in range(8):
-        _panel(ctx, scene, p, drawn[p], scene.slots[p], scene.angles[p])
-    x0, y0 = panel_origin(8)
-    _box(ctx, x0, y0, PANEL_PX, (0.93, 0.93, 0.93))
-    draw_text_px(canvas, "?", (x0 + PANEL_PX / 2, y0 + PANEL_PX / 2), LABEL.with_(font_px=56.0))
-    _keys(ctx, canvas, scene)
+        _panel(ctx, scene, p, drawn[p], scene.slots[p], scene.angles[p], frame, shapes)
+    if frame:
+        x0, y0 = panel_origin(8)
+        _box(ctx, x0, y0, PANEL_PX, (0.93, 0.93, 0.93))
+        draw_text_px(canvas, "?", (x0 + PANEL_PX / 2, y0 + PANEL_PX / 2), LABEL.with_(font_px=56.0))
+        _keys(ctx, canvas, scene)
     for c in range(8):
-        _panel(ctx, scene, 9 + c, drawn[8 + c], scene.slots[8 + c], scene.angles[8 + c])
-        cx, cy = panel_origin(9 + c)
-        draw_text_px(canvas, OPTIONS[c], (cx + PANEL_PX / 2, cy - BAND_PX / 2 - 1), LABEL)
+        _panel(ctx, scene, 9 + c, drawn[8 + c], scene.slots[8 + c], scene.angles[8 + c], frame, shapes)
+        if frame:
+            cx, cy = panel_origin(9 + c)
+            draw_text_px(canvas, OPTIONS[c], (cx + PANEL_PX / 2, cy - BAND_PX / 2 - 1), LABEL)
+
+
+_FRAMES: dict[int, np.ndarray] = {}      # level -> the frame's surface bytes, drawn on a blank canvas
+STAMP_PX = 20                            # half the side of a shape's stamp: a level-5 ring's 17 px radius, 1 px of
+                                         # stroke and 1 of antialiasing, rounded up
+
+
+def _surface_bytes(canvas) -> np.ndarray:
+    canvas.surface.flush()
+    return np.frombuffer(canvas.surface.get_data(), dtype=np.uint8)
+
+
+@functools.lru_cache(maxsize=None)
+def _stamp(t: int, s: int, c: int) -> np.ndarray:
+    """The surface bytes (rows) of one unturned shape drawn alone, centred on a pixel corner."""
+    blank = Canvas(2 * STAMP_PX)
+    _shape(blank.ctx, (float(STAMP_PX), float(STAMP_PX)), t, diameter_px(s), 0.0, grey(c))
+    return _surface_bytes(blank).reshape(2 * STAMP_PX, -1)[:, :8 * STAMP_PX].copy()
+
+
+def _stamp_shapes(scene: Scene, rows: np.ndarray) -> None:
+    """The shapes of an unturned 2x2 scene, copied as stamps: their centres lie on pixel corners, where cairo draws
+    a shape byte for byte alike at every position (checked for every type, size, grey and slot of the 2x2 grid)."""
+    sp, pad = slot_px(scene), PAD_PX[scene.grid]
+    for p, (_, t, s, c) in enumerate(panels(scene)):
+        x0, y0 = panel_origin(p if p < 8 else p + 1)
+        stamp = _stamp(t, s, c)
+        for slot in scene.slots[p]:
+            r, col = divmod(slot, scene.grid)
+            x, y = int(x0 + pad + (col + 0.5) * sp) - STAMP_PX, int(y0 + pad + (r + 0.5) * sp) - STAMP_PX
+            rows[y:y + 2 * STAMP_PX, 4 * x:4 * (x + 2 * STAMP_PX)] = stamp
+
+
+def draw(scene: Scene, canvas) -> None:
+    """On a blank (all-white) canvas the frame's pixels are copied from the level's cached drawing and only the
+    shapes are drawn (copied as stamps in an unturned 2x2 scene): the same bytes as drawing it all in order, as no
+    shape meets a pixel the frame touches or reads (text halos look at the paper under them) and cairo composites
+    each pixel on its own."""
+    if canvas.world != (0.0, 0.0, float(canvas.size_px), float(canvas.size_px)) or canvas.size_px != 768:
+        raise ValueError("progressive_matrices: draws on a 768 px canvas in pixel units")
+    pixels = _surface_bytes(canvas)
+    if pixels.min() < 255:
+        _draw(scene, canvas)
+        return
+    if scene.level not in _FRAMES:
+        blank = Canvas(768)
+        _draw(scene, blank, shapes=False)
+        _FRAMES[scene.level] = _surface_bytes(blank).copy()
+    pixels[:] = _FRAMES[scene.level]
+    if scene.grid == 2 and not any(scene.angles):
+        _stamp_shapes(scene, pixels.reshape(canvas.surface.get_height(), canvas.surface.get_stride()))
+        canvas.surface.mark_dirty()
+    else:
+        canvas.surface.mark_dirty()
+        _draw(scene, canvas, frame=False)
 
 
 DOMAIN = Domain(

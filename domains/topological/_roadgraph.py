@@ -39,9 +39,10 @@ def skeleton(rng: np.random.Generator, pts, level: int) -> list[tuple[int, int]]
     p = np.asarray(pts)
     allp = list(combinations(range(len(pts)), 2))
     d = point_segment_distances(p, np.array([[*pts[u], *pts[v]] for u, v in allp]))   # (junctions, pairs)
-    for k, (u, v) in enumerate(allp):
-        d[[u, v], k] = np.inf
-    near = d.min(axis=0)
+    cols = np.arange(len(allp))
+    d[[u for u, _ in allp], cols] = np.inf
+    d[[v for _, v in allp], cols] = np.inf
+    near = d.min(axis=0).tolist()
     cands = []
     for k, (u, v) in enumerate(allp):
         length = math.dist(pts[u], pts[v])
@@ -50,7 +51,7 @@ def skeleton(rng: np.random.Generator, pts, level: int) -> list[tuple[int, int]]
             cands.append((length * jitter, (u, v)))
     cands.sort()
     ends = np.array([[*pts[u], *pts[v]] for _, (u, v) in cands]).reshape(-1, 4)
-    seg_gap = segment_distances(ends[:, :2], ends[:, 2:], ends[:, :2], ends[:, 2:])
+    seg_gap = segment_distances(ends[:, :2], ends[:, 2:], ends[:, :2], ends[:, 2:]).tolist()   # plain floats
     planar: list[tuple[int, int]] = []
     taken: list[int] = []
     crossing: list[tuple[int, int]] = []
@@ -60,7 +61,8 @@ def skeleton(rng: np.random.Generator, pts, level: int) -> list[tuple[int, int]]
         if any(rm.angle_apart(du, a) < SKELETON_ANGLE_DEG for a in dirs[u]) or \
                 any(rm.angle_apart(dv, a) < SKELETON_ANGLE_DEG for a in dirs[v]):
             continue
-        hit = any(seg_gap[k, m] < GAP_MIN_PX + rm.ROAD_W_PX for m in taken if not set(cands[m][1]) & {u, v})
+        gaps = seg_gap[k]
+        hit = any(gaps[m] < GAP_MIN_PX + rm.ROAD_W_PX for m in taken if u not in cands[m][1] and v not in cands[m][1])
         if hit:
             crossing.append((u, v))
         else:

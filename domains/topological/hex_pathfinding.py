@@ -14,7 +14,6 @@ only possible on a detour), and there is exactly one cheapest route (25%; cap 35
 """
 from __future__ import annotations
 
-import heapq
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -75,53 +74,91 @@ def neighbours(radius: int) -> dict[Cell, tuple[Cell, ...]]:
     return {c: tuple(n for n in ((c[0] + dq, c[1] + dr) for dq, dr in DIRS) if n in cells) for c in board(radius)}
 
 
+@lru_cache(maxsize=None)
+def _indexed(radius: int) -> tuple[dict[Cell, int], tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]:
+    """The board by cell index (`board` order, which is cell order): index of each cell, neighbour indices, hex
+    distances between indices."""
+    cells = board(radius)
+    index = {c: i for i, c in enumerate(cells)}
+    nbr = tuple(tuple(index[n] for n in neighbours(radius)[c]) for c in cells)
+    apart = tuple(tuple(hex_distance(a, b) for b in cells) for a in cells)
+    return index, nbr, apart
+
+
 # --- search (pure) -----------------------------------------------------------------------------------------------
 
 def cell_cost(scene: Scene, c: Cell) -> int:
     return 2 if c in scene.mud else 1
 
 
-def costs_from(scene: Scene, src: Cell, walls: frozenset | None = None) -> dict[Cell, int]:
-    """Dijkstra: the cheapest cost of reaching each floor cell from src, a move costing the cell it enters."""
-    blocked = frozenset(scene.walls) if walls is None else walls
-    mud = frozenset(scene.mud)
-    nbr = neighbours(scene.radius)
-    dist, heap = {src: 0}, [(0, src)]
-    while heap:
-        d, c = heapq.heappop(heap)
-        if d > dist[c]:
-            continue
-        for n in nbr[c]:
-            if n in blocked:
-                continue
-            nd = d + (2 if n in mud else 1)
-            if nd < dist.get(n, math.inf):
-                dist[n] = nd
-                heapq.heappush(heap, (nd, n))
-    return dist
+@lru_cache(maxsize=512)
+def _search(radius: int, walls: tuple[Cell, ...], mud: tuple[Cell, ...], src: Cell) -> tuple:
+    """Dijkstra from src over cell indices, a move costing the cell it enters: (cheapest cost per cell, inf where
+    unreachable; cost of entering each cell, 0 for a wall). Moves cost 1 or 2, so the queue is three lists, the
+    cells queued at cost d, d + 1 and d + 2 (Dial's buckets). Cached: sampling, the ladder, Q4's rephrasing and
+    the twin ask for the same searches."""
+    index, nbr, _ = _indexed(radius)
+    step = [1] * len(index)
+    for c in mud:
+        step[index[c]] = 2
+    for c in walls:
+        step[index[c]] = 0
+    dist = [math.inf] * len(index)
+    s = index[src]
+    dist[s], d, now, one, two = 0, 0, [s], [], []
+    while now or one or two:
+        for c in now:
+            if dist[c] != d:
+                continue                                # reached more cheaply since it was queued
+            for n in nbr[c]:
+                k = step[n]
+                if k and d + k < dist[n]:
+                    dist[n] = d + k
+                    (one if k == 1 else two).append(n)
+        d, now, one, two = d + 1, one, two, []
+    return tuple(dist), tuple(step)
+
+
+def _dist(scene: Scene, src: Cell) -> tuple:
+    return _search(scene.radius, scene.walls, scene.mud, src)[0]
+
+
+def costs_from(scene: Scene, src: Cell) -> dict[Cell, int]:
+    """The cheapest cost of reaching each floor cell from src, a move costing the cell it enters."""
+    return {c: d for c, d in zip(board(scene.radius), _dist(scene, src)) if d != math.inf}
 
 
 def cheapest_cost(scene: Scene) -> int | None:
-    return costs_from(scene, scene.start).get(scene.goal)
+    d = _dist(scene, scene.start)[_indexed(scene.radius)[0][scene.goal]]
+    return None if d == math.inf else d
+
+
+@lru_cache(maxsize=512)
+def _route_count(radius: int, walls: tuple[Cell, ...], mud: tuple[Cell, ...], start: Cell, goal: Cell) -> int:
+    index, nbr, _ = _indexed(radius)
+    dist, step = _search(radius, walls, mud, start)
+    g = index[goal]
+    if dist[g] == math.inf:
+        return 0
+    s = index[start]
+    ways = [0] * len(index)
+    ways[s] = 1
+    for c in sorted(range(len(index)), key=dist.__getitem__):   # a tight move enters a costlier cell
+        if dist[c] == math.inf:
+            break
+        if c != s:
+            ways[c] = sum(ways[p] for p in nbr[c] if dist[p] + step[c] == dist[c])
+    return ways[g]
 
 
 def route_count(scene: Scene) -> int:
     """Number of cheapest routes S -> G: paths along tight moves (dist[a] + cost(b) = dist[b]), counted by DP in
     order of cost."""
-    dist = costs_from(scene, scene.start)
-    if scene.goal not in dist:
-        return 0
-    ways, nbr, mud = {scene.start: 1}, neighbours(scene.radius), frozenset(scene.mud)
-    for c in sorted(dist, key=lambda x: (dist[x], x)):
-        if c == scene.start:
-            continue
-        step = 2 if c in mud else 1
-        ways[c] = sum(ways.get(p, 0) for p in nbr[c] if dist.get(p, math.inf) + step == dist[c])
-    return ways[scene.goal]
+    return _route_count(scene.radius, scene.walls, scene.mud, scene.start, scene.goal)
 
 
 def reachable_within(scene: Scene, budget: int = 3) -> int:
-    return sum(1 for d in costs_from(scene, scene.start).values() if d <= budget)
+    return sum(1 for d in _dist(scene, scene.start) if d <= budget)
 
 
 # --- sampling ----------------------------------------------------------------------------------------------------
@@ -129,7 +166,7 @@ def reachable_within(scene: Scene, budget: int = 3) -> int:
 def _through_wall(scene: Scene, ds: dict, dg: dict, w: Cell) -> float:
     """Cheapest S -> G cost once wall w is floor: D_S(a) + 1 (enter w) + D_G(b) + 1 over floor neighbours a, b
     (the b -> G leg costs D_G(b) - cost(b) + 1, and entering b costs cost(b))."""
-    nbrs = [(w[0] + dq, w[1] + dr) for dq, dr in DIRS]
+    nbrs = neighbours(scene.radius)[w]
     a = min((ds[n] for n in nbrs if n in ds), default=math.inf)
     b = min((dg[n] for n in nbrs if n in dg), default=math.inf)
     return a + b + 2
@@ -140,6 +177,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         raise ValueError(f"hex_pathfinding: level must be 1..3, got {level}")
     radius = RADIUS[level]
     cells = board(radius)
+    apart = _indexed(radius)[2]
     n_walls = int(rng.integers(WALLS[level][0], WALLS[level][1] + 1))
     # A route as short as the free distance cannot get cheaper (it is the lower bound), so W's removal helps only
     # on detours: cheaper in 2/3 of the 75% detour items, 1/2 overall.
@@ -147,26 +185,28 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     cheaper = not straight and bool(rng.random() < P_CHEAPER / (1 - P_STRAIGHT))
     one = bool(rng.random() < P_ONE)
     for _ in range(TRIES):
-        pick = rng.permutation(len(cells))
-        walls = tuple(sorted(cells[k] for k in pick[:n_walls]))
-        floor = [cells[k] for k in pick[n_walls:]]
+        pick = rng.permutation(len(cells)).tolist()          # cell indices; index order is cell order
+        walls = tuple(cells[k] for k in sorted(pick[:n_walls]))
+        floor = pick[n_walls:]
         start = floor[int(rng.integers(len(floor)))]
-        far = [c for c in floor if hex_distance(c, start) >= MIN_APART[level]]
+        far = [k for k in floor if apart[k][start] >= MIN_APART[level]]
         if not far:
             continue
         goal = far[int(rng.integers(len(far)))]
-        rest = [c for c in floor if c not in (start, goal)]
+        rest = [k for k in floor if k != start and k != goal]
         n_mud = int(rng.integers(MUD[level][0], MUD[level][1] + 1))
-        mud = tuple(sorted(rest[k] for k in rng.permutation(len(rest))[:n_mud])) if n_mud else ()
-        s = Scene(level, radius, walls, mud, start, goal, walls[0])
-        ds = costs_from(s, start)
-        if goal not in ds or (ds[goal] == hex_distance(start, goal)) != straight:
+        mud = ()
+        if n_mud:
+            mud = tuple(cells[k] for k in sorted(rest[j] for j in rng.permutation(len(rest))[:n_mud].tolist()))
+        s = Scene(level, radius, walls, mud, cells[start], cells[goal], walls[0])
+        dist = _dist(s, s.start)
+        if dist[goal] == math.inf or (dist[goal] == apart[start][goal]) != straight:
             continue
         n_routes = route_count(s)
         if n_routes > MAX_ROUTES or (n_routes == 1) != one:
             continue
-        dg = costs_from(s, goal)
-        ws = [w for w in walls if (_through_wall(s, ds, dg, w) < ds[goal]) == cheaper]
+        ds, dg = costs_from(s, s.start), costs_from(s, s.goal)
+        ws = [w for w in walls if (_through_wall(s, ds, dg, w) < ds[s.goal]) == cheaper]
         if not ws:
             continue
         return replace(s, w=ws[int(rng.integers(len(ws)))])
@@ -281,10 +321,12 @@ def centre_px(scene: Scene, c: Cell) -> tuple[float, float]:
     return (CENTER[0] + s * math.sqrt(3) * (c[0] + c[1] / 2), CENTER[1] + s * 1.5 * c[1])
 
 
+_CORNERS = tuple((math.cos(math.radians(60 * k - 30)), math.sin(math.radians(60 * k - 30))) for k in range(6))
+
+
 def hexagon_px(centre, size: float) -> list[tuple[float, float]]:
     """Pointy-top hexagon: corners at -30, 30, ..., 270 degrees (y down)."""
-    return [(centre[0] + size * math.cos(math.radians(60 * k - 30)),
-             centre[1] + size * math.sin(math.radians(60 * k - 30))) for k in range(6)]
+    return [(centre[0] + size * c, centre[1] + size * s) for c, s in _CORNERS]
 
 
 def _fill_hexes(canvas: Canvas, centres, size: float, fill) -> None:
