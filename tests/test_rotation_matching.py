@@ -198,3 +198,28 @@ def test_same_seed_same_scene():
     a = rm.sample(np.random.default_rng(7), 3)
     b = rm.sample(np.random.default_rng(7), 3)
     assert a == b and rm.ladder(a) == rm.ladder(b)
+
+
+# --- the fast helpers against plain references ---------------------------------------------------------------------
+
+def _holes_reference(cells) -> bool:
+    have = set(cells)
+    x1, y1 = max(x for x, _ in cells) + 1, max(y for _, y in cells) + 1
+    seen, todo = set(), [(-1, -1)]
+    while todo:
+        x, y = todo.pop()
+        if (x, y) in seen or (x, y) in have or not (-1 <= x <= x1 and -1 <= y <= y1):
+            continue
+        seen.add((x, y))
+        todo += [(x + dx, y + dy) for dx, dy in rm.NEIGHBOURS]
+    return len(seen) + len(have) == (x1 + 2) * (y1 + 2)
+
+
+def test_distance_and_holes_match_plain_references():
+    from grip.geometry import max_translation_overlap
+    rng = np.random.default_rng(5)
+    for n in range(300):
+        a = rm._grow(rng, 4 + n % 7) if n % 3 else tuple(map(tuple, rng.integers(-2, 6, (6, 2)).tolist()))
+        b = cells_apply(("flip_x", "r90", "diag")[n % 3], a) if n % 2 else rm._grow(rng, len(a))
+        assert rm.distance_cells(a, b) == len(a) - max_translation_overlap(a, b)
+        assert rm.has_no_holes(a) == _holes_reference(a)

@@ -182,3 +182,13 @@ def test_colours_are_far_apart_and_carry_distinct_symbols():
         for i in range(4):
             for j in range(i + 1, 4):
                 assert np.linalg.norm(labs[i] - labs[j]) >= 40, (level, i, j)
+
+
+def test_cost_matches_counting_each_cycle():
+    rng = np.random.default_rng(3)
+    for k in range(72):
+        n = (6, 7, 8)[k % 3]
+        colours = rng.integers(0, 4, n * n).tolist() if k % 2 else sp.flat(accepted(k % 12, 1 + k % 3).grid)
+        for op in sp.D4_OPS:
+            want = sum(len(c) - max(Counter(colours[i] for i in c).values()) for c in sp.cycles(n, op))
+            assert sp.cost(colours, n, op) == want

@@ -3,6 +3,7 @@ the scene alone, so that the legibility rules, the label spots and the renderer 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import cairo
 import numpy as np
@@ -34,12 +35,12 @@ def ml_fins(scene, i: int) -> list[tuple[float, float, float, float]]:
     length, deg, spacing = scene.fin
     (cx, cy), half = scene.anchors[i], scene.sizes[i] / 2
     tails = is_plus(scene, i)
+    cos, dy = math.cos(math.radians(deg)), length * math.sin(math.radians(deg))
     out = []
     for end, n in zip((-1, 1), scene.fins[i]):
+        dx = (end if tails else -end) * length * cos
         for j in range(n):
             vx = cx + end * (half - j * spacing)
-            dx = (end if tails else -end) * length * math.cos(math.radians(deg))
-            dy = length * math.sin(math.radians(deg))
             out += [(vx, cy, vx + dx, cy - dy), (vx, cy, vx + dx, cy + dy)]
     return out
 
@@ -78,8 +79,10 @@ def extent(scene, i: int) -> tuple[float, float, float, float]:
     """Bounding box (x0, y0, x1, y1) of target i with its own context (px, strokes included)."""
     k, (cx, cy), m = scene.kind, scene.anchors[i], scene.sizes[i]
     if k == "muller_lyer":
-        pts = np.array([p for f in ml_fins(scene, i) for p in (f[:2], f[2:])] + [(cx - m / 2, cy), (cx + m / 2, cy)])
-        return (pts[:, 0].min() - 2, pts[:, 1].min() - 2, pts[:, 0].max() + 2, pts[:, 1].max() + 2)
+        fins = ml_fins(scene, i)
+        xs = [f[0] for f in fins] + [f[2] for f in fins] + [cx - m / 2, cx + m / 2]
+        ys = [f[1] for f in fins] + [f[3] for f in fins] + [cy]
+        return (min(xs) - 2, min(ys) - 2, max(xs) + 2, max(ys) + 2)
     if k == "ebbinghaus":
         r = max([m / 2] + [math.hypot(x - cx, y - cy) + rr + 1 for x, y, rr in ebb_inducers(scene, i)])
     elif k == "delboeuf":
@@ -182,12 +185,25 @@ def _circles(ctx, circles, colour, width: float) -> None:
     _stroke(ctx, colour, width)
 
 
+@lru_cache(maxsize=4)
+def _grid_layer(size_px: int, world) -> bytes:
+    """The surface bytes of a fresh canvas with the level-1 background grid on it."""
+    canvas = Canvas(size_px, world)
+    _segments(canvas.ctx, [(x, 30, x, BOTTOM) for x in range(30, 741, 10)]
+              + [(30, y, BOTTOM, y) for y in range(30, 741, 10)], GRID_RGB, 1.0)
+    canvas.surface.flush()
+    return bytes(canvas.surface.get_data())
+
+
 def draw_figure(scene, canvas: Canvas) -> None:
     """Straight cairo in px (the canvas world is the pixel square): grid (level 1), context, targets, letters."""
     ctx, k = canvas.ctx, scene.kind
     if scene.level == 1:
-        _segments(ctx, [(x, 30, x, BOTTOM) for x in range(30, 741, 10)]
-                  + [(30, y, BOTTOM, y) for y in range(30, 741, 10)], GRID_RGB, 1.0)
+        # The grid is the same in every level-1 picture and drawn first: drawn once onto a fresh canvas, its pixels
+        # are copied onto this one, which is fresh too (every later stroke sets its own colour, width, cap and join).
+        canvas.surface.flush()
+        canvas.surface.get_data()[:] = _grid_layer(canvas.size_px, canvas.world)
+        canvas.surface.mark_dirty()
     if k == "muller_lyer":
         _segments(ctx, ml_fins(scene, 0) + ml_fins(scene, 1), CONTEXT_RGB, CONTEXT_PX)
     elif k == "ebbinghaus":

@@ -420,14 +420,17 @@ def _resize_margin(scene: Scene) -> Margin:
 
 
 def rephrase_q4(scene: Scene) -> Question:
-    """Q4 in other words (identity): see the module docstring."""
-    q4 = ladder(scene).rungs[3]
+    """Q4 in other words (identity): see the module docstring. Its answer and margin are Q4's (`ladder`, which also
+    rejects a scene that cannot be drawn legibly)."""
+    why = layout_ok(scene)
+    if why is not None:
+        raise Reject(why)
     w = _words(scene)
     return Question(4, "measured_larger", f"Two {w['what']} are labelled A and B. Ignore the surrounding lines and "
                     f"circles and go by measurement alone. Sizes that are not identical differ by at least "
                     f"{BAND[scene.level][0]:.0%} of the smaller one and by at least {MIN_DIFF_PX:g} px. Measured "
                     f"with a ruler, which has the greater {w['size']}: A, B, or are they exactly equal?",
-                    q4.answer, q4.margin)
+                    actually_larger(scene), _size_margin(scene, BAND[scene.level][0]))
 
 
 def draw(scene: Scene, canvas: Canvas) -> None:

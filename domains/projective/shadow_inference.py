@@ -19,9 +19,11 @@ words (identity).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+import cairo
 import numpy as np
 
 from grip.answers import Choice, Number, Record
@@ -162,15 +164,18 @@ def bar_clearance_m(scene: Scene) -> float:
     """Least gap between a drawn shadow bar and another pole's foot or another drawn bar."""
     ps, tips = poles_m(scene), tips_m(scene)
     bars = [(min(x, t), max(x, t)) for (x, _), t in zip(ps[:-1], tips[:-1])]
-    gaps = [float("inf")]
+    out = math.inf
     for i, (a, b) in enumerate(bars):
         for j, (x, _) in enumerate(ps):
             if j != i:
-                gaps.append(0.0 if a <= x <= b else min(abs(x - a), abs(x - b)))
-        for k, (c, d) in enumerate(bars):
-            if k > i:
-                gaps.append(max(c - b, a - d, 0.0))
-    return min(gaps)
+                g = 0.0 if a <= x <= b else min(abs(x - a), abs(x - b))
+                if g < out:
+                    out = g
+        for c, d in bars[i + 1:]:
+            g = max(c - b, a - d, 0.0)
+            if g < out:
+                out = g
+    return out
 
 
 def line_angle_deg(scene: Scene) -> float:
@@ -202,7 +207,7 @@ def valid(scene: Scene) -> str | None:
 
 def _cm(rng: np.random.Generator, lo: float, hi: float) -> int:
     """A multiple of 5 cm in [lo, hi] metres."""
-    a, b = int(np.ceil(lo * 100 / STEP_CM)), int(np.floor(hi * 100 / STEP_CM))
+    a, b = math.ceil(lo * 100 / STEP_CM), math.floor(hi * 100 / STEP_CM)
     if b < a:
         raise Reject("empty_range")
     return int(rng.integers(a, b + 1)) * STEP_CM
@@ -331,6 +336,11 @@ def _intro(scene: Scene) -> str:
             f"{drawn}; pole D's shadow is not drawn. The scale at the left gives heights in metres. ")
 
 
+def _q4_margin(scene: Scene) -> Margin:
+    return Margin(sensitivity_margins(scene)["d_shadow"], "tolerance / worst error", SENS_MIN[scene.level],
+                  "a 2 px misread moves the answer past its tolerance")
+
+
 def ladder(scene: Scene) -> Ladder:
     why = valid(scene)
     if why is not None:
@@ -349,8 +359,7 @@ def ladder(scene: Scene) -> Ladder:
         Question(3, "lamp_height", intro + "How high above the ground is the lamp, in metres?", lamp_height(scene),
                  Margin(sm["height"], unit, need, "a 2 px misread moves the answer past its tolerance")),
         Question(4, "d_shadow_length", intro + "How long is pole D's shadow (not drawn), in metres?",
-                 d_shadow_length(scene), Margin(sm["d_shadow"], unit, need, "a 2 px misread moves the answer past "
-                                                "its tolerance")),
+                 d_shadow_length(scene), _q4_margin(scene)),
         Question(5, "a_shadow_raised_lamp", intro + f"If the lamp were raised by {RAISE_M:g} m, straight up from "
                  "where it is, how long would pole A's shadow be, in metres?", counterfactual(edit(scene)),
                  Margin(sm["a_raised"], unit, need, "a 2 px misread moves the answer past its tolerance"),
@@ -364,16 +373,43 @@ def ladder(scene: Scene) -> Ladder:
 
 
 def rephrase_q4(scene: Scene) -> Question:
-    """Q4 in other words (identity): see the module docstring for why not the sheet's ruler reading."""
-    q4 = ladder(scene).rungs[3]
+    """Q4 in other words (identity): see the module docstring for why not the sheet's ruler reading. Its answer
+    and margin are Q4's (`ladder`, which also rejects an invalid scene)."""
+    why = valid(scene)
+    if why is not None:
+        raise Reject(why)
     return Question(4, "d_shadow_foot_to_tip", _intro(scene) + "If pole D's shadow were drawn, how far would it "
-                    "reach along the ground from D's foot to its tip, in metres?", q4.answer, q4.margin)
+                    "reach along the ground from D's foot to its tip, in metres?", d_shadow_length(scene),
+                    _q4_margin(scene))
 
 
 # --- drawing ----------------------------------------------------------------------------------------------------
 
 def draw(scene: Scene, canvas: Canvas) -> None:
-    lv = scene.level
+    # The ground, the crop line, the ruler and the height scale (the most of the drawing's cost) depend on the level
+    # only: drawn once onto a fresh canvas, their pixels are copied onto this one, which is fresh too.
+    canvas.surface.flush()
+    canvas.surface.get_data()[:] = _fixed_layer(canvas.size_px, canvas.world, scene.level)
+    canvas.surface.mark_dirty()
+    canvas.ctx.set_line_join(cairo.LINE_JOIN_ROUND)   # as the fixed layer's strokes leave it: the bars depend on it
+    for (x, h), t, name in zip(poles_m(scene), tips_m(scene), names(scene)):
+        if name != "D":
+            _bar(canvas, (x, 0), (t, 0), BLACK, 8.0)
+    for (x, h), name in zip(poles_m(scene), names(scene)):
+        _bar(canvas, (x, 0), (x, h), GREY_DARK, 6.0)
+        draw_text_px(canvas, name, canvas.px(x + 0.36, h - 0.2), LABEL)
+
+
+@lru_cache(maxsize=8)
+def _fixed_layer(size_px: int, world, level: int) -> bytes:
+    """The surface bytes of a fresh canvas after `_draw_fixed`."""
+    canvas = Canvas(size_px, world)
+    _draw_fixed(canvas, level)
+    canvas.surface.flush()
+    return bytes(canvas.surface.get_data())
+
+
+def _draw_fixed(canvas: Canvas, lv: int) -> None:
     shapes.line(canvas, (-0.5, 0), (RULER_M + 0.3, 0), Style(stroke=GREY_DARK, width_px=2.0))
     shapes.line(canvas, (-0.5, CROP_M), (RULER_M + 0.3, CROP_M), Style(stroke=GREY, width_px=2.0, dash_px=(6, 6)))
     # The ruler runs 12 px below the ground line, clear of the 8 px shadow bars; the height scale stands at -0.5 m.
@@ -389,12 +425,6 @@ def draw(scene: Scene, canvas: Canvas) -> None:
         draw_text_px(canvas, str(m), canvas.px(-1.15, m), font)
     draw_text_px(canvas, "metres", canvas.px(RULER_M / 2, y - 1.3), font)
     draw_text_px(canvas, "m", canvas.px(-1.15, CROP_M + 0.45), font)
-    for (x, h), t, name in zip(poles_m(scene), tips_m(scene), names(scene)):
-        if name != "D":
-            _bar(canvas, (x, 0), (t, 0), BLACK, 8.0)
-    for (x, h), name in zip(poles_m(scene), names(scene)):
-        _bar(canvas, (x, 0), (x, h), GREY_DARK, 6.0)
-        draw_text_px(canvas, name, canvas.px(x + 0.36, h - 0.2), LABEL)
 
 
 def _bar(canvas: Canvas, a, b, colour, width_px: float) -> None:

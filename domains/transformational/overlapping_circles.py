@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from itertools import combinations
+from functools import lru_cache
+from itertools import combinations, repeat
 
 import numpy as np
 
@@ -72,10 +73,10 @@ def crosses(c1, c2) -> bool:
 
 
 def crossing_points(c1, c2) -> list[tuple[float, float]]:
-    if not crosses(c1, c2):
-        return []
     (x1, y1, r1), (x2, y2, r2) = c1, c2
     d = math.dist((x1, y1), (x2, y2))
+    if not abs(r1 - r2) < d < r1 + r2:               # `crosses`
+        return []
     a = (d * d + r1 * r1 - r2 * r2) / (2 * d)
     h = math.sqrt(max(r1 * r1 - a * a, 0.0))
     mx, my = x1 + a * (x2 - x1) / d, y1 + a * (y2 - y1) / d
@@ -126,9 +127,13 @@ def region_count(scene: Scene) -> int:
 
 def tangency_px(scene: Scene) -> float:
     """Smallest |d - (r1 + r2)| or |d - |r1 - r2|| over all pairs (`NO_BOUNDARY_PX` for one circle)."""
+    return _tangency(scene.circles)
+
+
+@lru_cache(maxsize=256)
+def _tangency(circles) -> float:
     out = NO_BOUNDARY_PX
-    for i, j in pairs(scene):
-        (x1, y1, r1), (x2, y2, r2) = scene.circles[i], scene.circles[j]
+    for (x1, y1, r1), (x2, y2, r2) in combinations(circles, 2):
         d = math.dist((x1, y1), (x2, y2))
         out = min(out, abs(d - (r1 + r2)), abs(d - abs(r1 - r2)))
     return out
@@ -138,18 +143,28 @@ def crossing_clearance_px(scene: Scene) -> float:
     """min(gap between two crossing points - CROSS_GAP_PX + TRIPLE_PX, distance from a crossing point to a third
     outline): one number with the near-triple threshold, the two rules folded into it (`NO_BOUNDARY_PX` without
     crossings)."""
+    return _crossing_clearance(scene.circles)
+
+
+@lru_cache(maxsize=256)
+def _crossing_clearance(circles) -> float:
     pts = []
-    for i, j in pairs(scene):
-        for p in crossing_points(scene.circles[i], scene.circles[j]):
+    for i, j in combinations(range(len(circles)), 2):
+        for p in crossing_points(circles[i], circles[j]):
             pts.append((p, i, j))
     out = math.inf
     for a in range(len(pts)):
+        pa = pts[a][0]
         for b in range(a + 1, len(pts)):
-            out = min(out, math.dist(pts[a][0], pts[b][0]) - CROSS_GAP_PX + TRIPLE_PX)
+            g = math.dist(pa, pts[b][0]) - CROSS_GAP_PX + TRIPLE_PX
+            if g < out:
+                out = g
     for p, i, j in pts:
-        for k, (x, y, r) in enumerate(scene.circles):
-            if k not in (i, j):
-                out = min(out, abs(math.dist(p, (x, y)) - r))
+        for k, (x, y, r) in enumerate(circles):
+            if k != i and k != j:
+                g = abs(math.dist(p, (x, y)) - r)
+                if g < out:
+                    out = g
     return min(out, NO_BOUNDARY_PX)
 
 
@@ -159,11 +174,23 @@ def probe_clearance_px(scene: Scene) -> float:
 
 def overlap_ratio(scene: Scene) -> tuple[tuple[int, int], float]:
     """The pair with the largest overlap and its overlap over the second largest (RATIO_CAP when that is 0)."""
-    ranked = sorted(pairs(scene), key=lambda p: -overlap(scene, *p))
-    top, second = overlap(scene, *ranked[0]), overlap(scene, *ranked[1]) if len(ranked) > 1 else 0.0
+    ranked, areas = _ranked_overlaps(scene.circles)
+    top, second = areas[0], areas[1] if len(ranked) > 1 else 0.0
     if top <= 0:
         raise Reject("no_overlap")
     return ranked[0], min(top / second, RATIO_CAP) if second > 0 else RATIO_CAP
+
+
+@lru_cache(maxsize=256)
+def _ranked_overlaps(circles) -> tuple[tuple[tuple[int, int], ...], tuple[float, ...]]:
+    """Every pair, largest overlap first (a stable sort: ties keep pair order), and their overlaps, once per set of
+    circles (sample, ladder, the Q4 wording and the minimal pair all ask)."""
+    area = {}
+    for i, j in combinations(range(len(circles)), 2):
+        (x1, y1, r1), (x2, y2, r2) = circles[i], circles[j]
+        area[i, j] = lens_area(r1, r2, math.dist((x1, y1), (x2, y2)))
+    ranked = tuple(sorted(area, key=lambda p: -area[p]))
+    return ranked, tuple(area[p] for p in ranked)
 
 
 def label_room_px(scene: Scene) -> float:
@@ -206,12 +233,13 @@ def _probes(rng: np.random.Generator, circles, want: int):
     p_ok = np.flatnonzero(clear & (inside == want))
     if not len(p_ok):
         return None
-    chosen = [pts[p_ok[0]]]
-    for i in np.flatnonzero(clear):
+    rows = pts.tolist()                                # plain floats: the same values, faster to walk
+    chosen = [rows[p_ok[0]]]
+    for i in np.flatnonzero(clear).tolist():
         if len(chosen) == len(PROBES):
             break
-        if all(math.dist(pts[i], q) >= PROBE_GAP_PX for q in chosen):
-            chosen.append(pts[i])
+        if all(math.dist(rows[i], q) >= PROBE_GAP_PX for q in chosen):
+            chosen.append(rows[i])
     if len(chosen) < len(PROBES):
         return None
     return tuple((round(float(x), 2), round(float(y), 2)) for x, y in chosen)
@@ -314,7 +342,6 @@ def share_of_a_in_b(scene: Scene) -> Number:
 def ladder(scene: Scene) -> Ladder:
     lv = scene.level
     tangent = Margin(tangency_px(scene), "px", TANGENT_PX[lv], "two circles nearly tangent")
-    _, ratio = overlap_ratio(scene)
     edited = edit(scene)
     rungs = (
         Question(1, "crossing_points", "How many points are there where two circle outlines cross each other?",
@@ -325,9 +352,7 @@ def ladder(scene: Scene) -> Ladder:
                  "picture? (Count every bounded area that no outline crosses; the outside does not count.)",
                  enclosed_regions(scene), Margin(crossing_clearance_px(scene), "px", TRIPLE_PX,
                                                  "crossing points nearly meeting or nearly on a third outline")),
-        Question(4, "largest_overlap_pair", "Which two circles share the largest overlapping area?",
-                 largest_overlap(scene), Margin(ratio, "overlap ratio", RATIO[lv],
-                                                "two pairs with about equal overlaps")),
+        _q4(scene),
         Question(5, "regions_without_c", "If circle C were deleted (nothing else moves), how many separate enclosed "
                  "regions would the remaining outlines make?", counterfactual(edited),
                  Margin(tangency_px(edited) if len(edited.circles) > 1 else TANGENT_PX[lv], "px", TANGENT_PX[lv],
@@ -339,11 +364,18 @@ def ladder(scene: Scene) -> Ladder:
     return Ladder(rungs, open_q)
 
 
+def _q4(scene: Scene) -> Question:
+    _, ratio = overlap_ratio(scene)
+    return Question(4, "largest_overlap_pair", "Which two circles share the largest overlapping area?",
+                    largest_overlap(scene), Margin(ratio, "overlap ratio", RATIO[scene.level],
+                                                   "two pairs with about equal overlaps"))
+
+
 def rephrase_q4(scene: Scene) -> Question:
     """The removable area equals the lens, so the pair is the same (identity)."""
-    lad = ladder(scene)
+    q4 = _q4(scene)
     return Question(4, "most_area_to_separate", "For which pair of circles would you have to remove the most area "
-                    "to make the two circles stop overlapping?", lad.rungs[3].answer, lad.rungs[3].margin)
+                    "to make the two circles stop overlapping?", q4.answer, q4.margin)
 
 
 EDIT_STEPS_PX = tuple(range(4, 161, 4))           # minimal-pair steps (slide or radius change), smallest first
@@ -355,7 +387,7 @@ def _moves(scene: Scene) -> list[tuple[int, float | None, float]]:
     their line of centres, each circle of the largest pair away from its partner; then each circle of a competing
     pair grows and each circle of the largest pair shrinks. Competing pairs with the larger overlap first."""
     top, _ = overlap_ratio(scene)
-    ranked = sorted((p for p in pairs(scene) if p != top), key=lambda p: -overlap(scene, *p))
+    ranked = [p for p in _ranked_overlaps(scene.circles)[0] if p != top]
     order = [(p, 1.0) for p in ranked] + [(top, -1.0)]
     out = []
     for (i, j), sign in order:
@@ -411,47 +443,52 @@ def _outline_gap(box, circle) -> float:
     x, y, r = circle
     x0, y0, x1, y1 = box
     near = math.hypot(max(x0 - x, 0, x - x1), max(y0 - y, 0, y - y1))            # nearest box point to the centre
-    far = max(math.hypot(px - x, py - y) for px, py in ((x0, y0), (x1, y0), (x0, y1), (x1, y1)))
+    far = max(math.hypot(x0 - x, y0 - y), math.hypot(x1 - x, y0 - y), math.hypot(x0 - x, y1 - y),
+              math.hypot(x1 - x, y1 - y))
     return 0.0 if near <= r <= far else min(abs(near - r), abs(far - r))
 
 
-def letter_spots(scene: Scene) -> list[tuple[float, float]] | None:
+# letter offsets from a circle's topmost point, in `letter_spots` order: (radius * cos, radius * sin) per spot
+_LETTER_OFFSETS = tuple((rad * math.cos(math.radians(ang)), rad * math.sin(math.radians(ang)))
+                        for rad in (20.0, 30.0, 42.0) for ang in LETTER_ANGLES)
+
+
+@lru_cache(maxsize=256)
+def letter_spots(scene: Scene) -> tuple[tuple[float, float], ...] | None:
     """Centres of the circles' letters (in circle order), each outside its circle near its topmost point: the first
     spot (radii 20, 30, 42 px; angles `LETTER_ANGLES`; letters placed alphabetically) whose box (`LETTER_BOX_PX`)
     lies in the safe area, overlaps no letter placed before, keeps 8 px from every other outline and probe dot and
     `OWN_GAP_PX` from its own outline, and lies nearer its own outline than any other by `LETTER_NEAREST_PX`.
-    None when a letter has no such spot: the sampler then rejects the scene (`label_clash`) before drawing."""
+    None when a letter has no such spot: the sampler then rejects the scene (`label_clash`) before drawing.
+    Cached: the sampler's check and `draw` ask for the same scene."""
     placed: dict[int, tuple[float, float]] = {}
     boxes = []
     for k in sorted(range(len(scene.circles)), key=lambda i: scene.letters[i]):
         x, y, r = scene.circles[k]
         w, h = LETTER_BOX_PX[scene.letters[k]]
+        others = [c for j, c in enumerate(scene.circles) if j != k]
         spot = None
-        for rad in (20.0, 30.0, 42.0):
-            for ang in LETTER_ANGLES:
-                u, v = x + rad * math.cos(math.radians(ang)), y - r - rad * math.sin(math.radians(ang))
-                bx = (u - w / 2, v - h / 2, u + w / 2, v + h / 2)
-                if bx[0] < 24 or bx[1] < 24 or bx[2] > 744 or bx[3] > 744:
-                    continue
-                if any(bx[0] <= o[2] and o[0] <= bx[2] and bx[1] <= o[3] and o[1] <= bx[3] for o in boxes):
-                    continue
-                own = _outline_gap(bx, scene.circles[k])
-                if own < OWN_GAP_PX + 1.5 or math.dist((u, v), (x, y)) < r:
-                    continue
-                others = [_outline_gap(bx, c) for j, c in enumerate(scene.circles) if j != k]
-                if any(g < 8.0 + 1.5 or g < own + LETTER_NEAREST_PX for g in others):
-                    continue
-                if any(_box_point(bx, p) < 8.0 + 3.5 for p in scene.probes):
-                    continue
-                spot = (u, v)
-                break
-            if spot:
-                break
+        for du, dv in _LETTER_OFFSETS:
+            u, v = x + du, y - r - dv
+            bx = (u - w / 2, v - h / 2, u + w / 2, v + h / 2)
+            if bx[0] < 24 or bx[1] < 24 or bx[2] > 744 or bx[3] > 744:
+                continue
+            if any(bx[0] <= o[2] and o[0] <= bx[2] and bx[1] <= o[3] and o[1] <= bx[3] for o in boxes):
+                continue
+            own = _outline_gap(bx, scene.circles[k])
+            if own < OWN_GAP_PX + 1.5 or math.dist((u, v), (x, y)) < r:
+                continue
+            if any(g < 8.0 + 1.5 or g < own + LETTER_NEAREST_PX for g in map(_outline_gap, repeat(bx), others)):
+                continue
+            if any(_box_point(bx, p) < 8.0 + 3.5 for p in scene.probes):
+                continue
+            spot = (u, v)
+            break
         if spot is None:
             return None
         placed[k] = spot
         boxes.append((spot[0] - w / 2, spot[1] - h / 2, spot[0] + w / 2, spot[1] + h / 2))
-    return [placed[k] for k in range(len(scene.circles))]
+    return tuple(placed[k] for k in range(len(scene.circles)))
 
 
 def _box_point(bx, p) -> float:

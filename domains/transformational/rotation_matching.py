@@ -21,16 +21,18 @@ uniformly and candidate 1's class given r so that both marginals stay uniform. T
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from collections import Counter
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
 from grip.answers import Choice, Count, Number, Ordered, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
-from grip.geometry import (apply_affine, cell_images, cells_apply, cells_polygon, max_translation_overlap,
-                           normalise_lattice, reflection_matrix, rotation_matrix)
+from grip.geometry import (apply_affine, cell_images, cells_apply, cells_polygon, normalise_lattice,
+                           reflection_matrix, rotation_matrix)
 from grip.renderers import shapes
+from grip.renderers.canvas import Canvas
 from grip.renderers.style import BLACK, GREY, GREY_DARK, LABEL, PASTELS, Style
 from grip.renderers.text import draw_text_px
 
@@ -66,18 +68,29 @@ class Scene:
 # --- shapes (pure) -----------------------------------------------------------------------------------------------
 
 def distance_cells(a, b) -> int:
-    """Fewest cells of a to move to get b (same size): |a| - max over translations of the overlap."""
-    return len(a) - max_translation_overlap(a, b)
+    """Fewest cells of a to move to get b (same size): |a| - max over translations of the overlap, which is the
+    largest number of pairs (p, q) with one difference p - q (`max_translation_overlap`). A point (x, y) is keyed
+    as 64 x + y, so that key differences name point differences (shapes span fewer than 32 cells)."""
+    kb = [x * 64 + y for x, y in set(map(tuple, b))]
+    diffs = Counter([x * 64 + y - q for x, y in set(map(tuple, a)) for q in kb])
+    return len(a) - max(diffs.values(), default=0)
+
+
+@lru_cache(maxsize=4096)
+def _images(cells) -> dict[str, tuple[tuple[int, int], ...]]:
+    """`cell_images` of a shape, once: the sampler's checks and the ladder all ask (read only)."""
+    return cell_images(cells)
 
 
 @lru_cache(maxsize=4096)
 def chirality_cells(cells) -> int:
     """min over the four turns rho of d(R, rho(F(R))): the mirror images of a square are the four reflections."""
-    return min(distance_cells(cells, im) for im in cell_images(cells, ("flip_x", "flip_y", "diag", "anti")).values())
+    images = _images(cells)
+    return min(distance_cells(cells, images[op]) for op in ("flip_x", "flip_y", "diag", "anti"))
 
 
 def is_asymmetric(cells) -> bool:
-    return len(set(cell_images(cells).values())) == 8
+    return len(set(_images(cells).values())) == 8
 
 
 def has_no_holes(cells) -> bool:
@@ -85,13 +98,14 @@ def has_no_holes(cells) -> bool:
     empty cell closed off by cells that only touch at a corner counts as a hole too."""
     have = set(cells)
     x1, y1 = max(x for x, _ in cells) + 1, max(y for _, y in cells) + 1
-    seen, todo = set(), [(-1, -1)]
+    start = (-1, -1)                              # a flood fill of the empty cells from a corner
+    seen, todo = (set(), []) if start in have else ({start}, [start])
     while todo:
         x, y = todo.pop()
-        if (x, y) in seen or (x, y) in have or not (-1 <= x <= x1 and -1 <= y <= y1):
-            continue
-        seen.add((x, y))
-        todo += [(x + dx, y + dy) for dx, dy in NEIGHBOURS]
+        for p in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
+            if -1 <= p[0] <= x1 and -1 <= p[1] <= y1 and p not in seen and p not in have:
+                seen.add(p)
+                todo.append(p)
     return len(seen) + len(have) == (x1 + 2) * (y1 + 2)
 
 
@@ -170,7 +184,7 @@ def _shape(rng: np.random.Generator, level: int):
 def _moved(rng: np.random.Generator, cells):
     """R': one cell of R moved to another free edge-adjacent place; connected, no holes, not an image of R. The
     (cell, place) pairs are tried in a random order and the first that works is kept."""
-    images = set(cell_images(cells).values())
+    images = set(_images(cells).values())
     free = sorted({(x + dx, y + dy) for x, y in cells for dx, dy in NEIGHBOURS} - set(cells))
     pairs = [(c, p) for c in cells for p in free]
     for n in rng.permutation(len(pairs)):
@@ -285,13 +299,18 @@ def pair_turn(scene: Scene) -> Number:
 
 # --- ladder ------------------------------------------------------------------------------------------------------
 
+def _chirality_margin(scene: Scene) -> Margin:
+    return Margin(chirality_cells(scene.cells), "cells", CHIRALITY_MIN[scene.level],
+                  "a mirror image one cell move from a turn")
+
+
 def ladder(scene: Scene) -> Ladder:
     lv = scene.level
-    chir = Margin(chirality_cells(scene.cells), "cells", CHIRALITY_MIN[lv], "a mirror image one cell move from a turn")
+    chir = _chirality_margin(scene)
     fit = Margin(min(fit_px(scene.cells), fit_px(scene.other) if scene.other else PANEL_PX), "px", 0.0,
                  "a turned shape leaving its panel")
     if scene.different:
-        diff = min(distance_cells(scene.other, im) for im in cell_images(scene.cells).values())
+        diff = min(distance_cells(scene.other, im) for im in _images(scene.cells).values())
         q2 = Margin(min(diff, chir.value), "cells", 1.0, "the different shape equal to an image of the reference")
     else:
         q2 = chir
@@ -321,9 +340,10 @@ def ladder(scene: Scene) -> Ladder:
 
 
 def rephrase_q4(scene: Scene) -> Question:
-    q4 = ladder(scene).rungs[3]
+    """Q4's answer and margin (`ladder`) without the rest of the ladder."""
     return Question(4, "turn_only_matches", "List every candidate that can be made to match the reference exactly by "
-                    "turning it in the plane, without flipping it over.", q4.answer, q4.margin)
+                    "turning it in the plane, without flipping it over.", rotated_copies(scene),
+                    _chirality_margin(scene))
 
 
 def minimal_pair(scene: Scene) -> Scene:
@@ -349,9 +369,22 @@ def panel_centres() -> list[tuple[float, float]]:
     return out
 
 
+@lru_cache(maxsize=64)
+def _cell_geometry(cells) -> tuple[np.ndarray, np.ndarray]:
+    """A shape's outline corners (k, 2) and its cell edges as end points (2 per edge), in cell coordinates: once per
+    shape, as most panels of a scene show the same one."""
+    outline = np.asarray(list(cells_polygon(cells).exterior.coords)[:-1], float)
+    edges = [((x, y), (x + 1, y)) for x, y in cells] + [((x, y), (x, y + 1)) for x, y in cells] + \
+        [((x, y + 1), (x + 1, y + 1)) for x, y in cells] + [((x + 1, y), (x + 1, y + 1)) for x, y in cells]
+    edges = np.asarray(edges, float).reshape(-1, 2)
+    outline.flags.writeable = edges.flags.writeable = False
+    return outline, edges
+
+
 def _draw_shape(canvas, cells, m: np.ndarray, fill) -> None:
     """Rotated cells drawn as polygons: the filled outline, every cell edge as a grid line, the outline on top."""
-    outline = apply_affine(m, list(cells_polygon(cells).exterior.coords)[:-1])
+    corners, edges = _cell_geometry(cells)
+    outline = apply_affine(m, corners)
     ctx = canvas.ctx
     ctx.move_to(*outline[0])
     for p in outline[1:]:
@@ -359,26 +392,36 @@ def _draw_shape(canvas, cells, m: np.ndarray, fill) -> None:
     ctx.close_path()
     ctx.set_source_rgb(*fill)
     ctx.fill()
-    edges = [((x, y), (x + 1, y)) for x, y in cells] + [((x, y), (x, y + 1)) for x, y in cells] + \
-        [((x, y + 1), (x + 1, y + 1)) for x, y in cells] + [((x + 1, y), (x + 1, y + 1)) for x, y in cells]
-    segs = apply_affine(m, np.asarray(edges, float).reshape(-1, 2)).reshape(-1, 2, 2)
+    segs = apply_affine(m, edges).reshape(-1, 2, 2)
     shapes.segments(canvas, segs, Style(stroke=GREY_DARK, width_px=2.0), register=False)
     shapes.polyline(canvas, np.vstack([outline, outline[:1]]), Style(stroke=BLACK, width_px=3.0))
 
 
 def draw(scene: Scene, canvas) -> None:
-    centres = panel_centres()
-    titles = ["Reference"] + list(CAND)
+    # The panel frames and titles are the same in every picture, and no shape comes near another panel's frame or
+    # title (`fit_px`): drawn once onto a fresh canvas, their pixels are copied onto this one, which is fresh too.
+    canvas.surface.flush()
+    canvas.surface.get_data()[:] = _frames(canvas.size_px, canvas.world)
+    canvas.surface.mark_dirty()
     ref_cells = cells_apply("flip_x", scene.cells) if scene.ref_flip else scene.cells
-    for n, (cx, cy) in enumerate(centres):
-        shapes.rect(canvas, cx - PANEL_PX / 2, cy - PANEL_PX / 2, cx + PANEL_PX / 2, cy + PANEL_PX / 2,
-                    Style(stroke=GREY, width_px=2.0))
-        draw_text_px(canvas, titles[n], (cx, cy - PANEL_PX / 2 - STRIP_PX / 2), LABEL)
+    for n, (cx, cy) in enumerate(panel_centres()):
         if n == 0:
             _draw_shape(canvas, ref_cells, placement(ref_cells, 0, 0.0, (cx, cy)), PASTELS[1])
             continue
         shape = scene.other if n == scene.different else scene.cells
         _draw_shape(canvas, shape, placement(shape, scene.flips[n - 1], scene.thetas[n - 1], (cx, cy)), PASTELS[1])
+
+
+@lru_cache(maxsize=4)
+def _frames(size_px: int, world) -> bytes:
+    """The surface bytes of a fresh canvas after drawing every panel's frame and title."""
+    canvas = Canvas(size_px, world)
+    for title, (cx, cy) in zip(["Reference"] + list(CAND), panel_centres()):
+        shapes.rect(canvas, cx - PANEL_PX / 2, cy - PANEL_PX / 2, cx + PANEL_PX / 2, cy + PANEL_PX / 2,
+                    Style(stroke=GREY, width_px=2.0))
+        draw_text_px(canvas, title, (cx, cy - PANEL_PX / 2 - STRIP_PX / 2), LABEL)
+    canvas.surface.flush()
+    return bytes(canvas.surface.get_data())
 
 
 DOMAIN = Domain(

@@ -128,10 +128,12 @@ def cost(colours, n: int, op: str) -> int:
     col = np.asarray(colours)
     total = 0
     for block in _cycle_blocks(n, op):
-        vals = col[block]
-        most = np.max([(vals == v).sum(axis=1) for v in range(4)], axis=0)
+        most = (col[block][:, :, None] == _COLOUR_VALUES).sum(axis=1).max(axis=1)   # per cycle, over colours 0..3
         total += int((block.shape[1] - most).sum())
     return total
+
+
+_COLOUR_VALUES = np.arange(4)
 
 
 @lru_cache(maxsize=4096)
@@ -152,9 +154,10 @@ def whitened(grid, cells) -> tuple[tuple[int, ...], ...]:
     return tuple(tuple(0 if (r, c) in cells else v for c, v in enumerate(row)) for r, row in enumerate(grid))
 
 
-def generic_cells(n: int) -> list[int]:
+@lru_cache(maxsize=None)
+def generic_cells(n: int) -> tuple[int, ...]:
     """Cells that no operation but the identity fixes (off both centre lines and both diagonals)."""
-    return [i for i in range(n * n) if sum(perms(n)[op][i] == i for op in D4_OPS) == 1]
+    return tuple(i for i in range(n * n) if sum(perms(n)[op][i] == i for op in D4_OPS) == 1)
 
 
 # --- sampling ----------------------------------------------------------------------------------------------------
@@ -264,9 +267,14 @@ def recolour_to_full(scene: Scene) -> Count:
 NOTE = "Colours (each with its own symbol) count; the thick outlines do not."
 
 
+def _margin(scene: Scene) -> Margin:
+    return Margin(missing_cost(scene.grid), "cells to recolour", TAU[scene.level],
+                  "a missing symmetry a few recolourings away")
+
+
 def ladder(scene: Scene) -> Ladder:
-    tau = TAU[scene.level]
-    margin = Margin(missing_cost(scene.grid), "cells to recolour", tau, "a missing symmetry a few recolourings away")
+    margin = _margin(scene)
+    edited = edit(scene)
     legible = Margin(CELL_PX, "px", 12.0, "cells too small to read")
     rungs = (
         Question(1, "coloured_cells", "How many cells are coloured (not white)?", coloured_count(scene), legible),
@@ -279,8 +287,8 @@ def ladder(scene: Scene) -> Ladder:
                  "rotational symmetry (1 = none, 2 = half-turn only, 4 = quarter-turn). " + NOTE,
                  symmetry_record(scene), margin),
         Question(5, "after_whitening", "If the outlined cells were painted white, what would the number of mirror "
-                 "lines and the order of rotational symmetry (1, 2 or 4) be?", counterfactual(edit(scene)),
-                 Margin(missing_cost(edit(scene).grid), "cells to recolour", 1.0,
+                 "lines and the order of rotational symmetry (1, 2 or 4) be?", counterfactual(edited),
+                 Margin(missing_cost(edited.grid), "cells to recolour", 1.0,
                         "a missing symmetry of the edited pattern"), edit="paint the outlined cells white"),
     )
     open_q = Question(6, "recolour_to_full", "What is the smallest number of cells you would have to recolour so that "
@@ -290,10 +298,11 @@ def ladder(scene: Scene) -> Ladder:
 
 
 def rephrase_q4(scene: Scene) -> Question:
-    q4 = ladder(scene).rungs[3]
+    """Q4's answer and margin (`ladder`) in other words."""
     return Question(4, "folds_and_positions", "Along how many straight lines could the pattern be folded so that the "
                     "two halves match, and in how many positions during one full turn (counting the start) does it "
-                    f"look exactly as it does now? Give mirror_lines and rotation_order. {NOTE}", q4.answer, q4.margin)
+                    f"look exactly as it does now? Give mirror_lines and rotation_order. {NOTE}",
+                    symmetry_record(scene), _margin(scene))
 
 
 def _passes(scene: Scene) -> bool:
