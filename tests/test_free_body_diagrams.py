@@ -425,3 +425,27 @@ def test_largest_force_is_a_drawn_label_and_balanced_over_them():
         got[lf.value] += 1
     assert max(got.values()) / 600 <= dict(fb.DOMAIN.balance_caps)["largest_force"]
     assert set(got) == set(fb.LARGEST_OPTIONS)
+
+
+def test_buffer_meets_agrees_with_building_the_buffer():
+    """The label search's distance test says what `b.buffer(pad).intersects(g)` says, also for strokes at about
+    the pad's distance from a corner of the block, where the buffer's chords (not its arc) decide."""
+    import shapely
+    from shapely.geometry import Point
+    rng = np.random.default_rng(11)
+    seen = set()
+    for _ in range(300):
+        x0, y0 = rng.uniform(100, 600, 2)
+        w, h = rng.uniform(10, 60, 2)
+        b = shapely.box(x0, y0, x0 + w, y0 + h)
+        pad = (4.0, 8.0)[int(rng.integers(2))]
+        # a dot 0.5 px wide, pad * s from a corner, out in the corner's quadrant: s near 1 is the chords' band
+        sx, sy = int(rng.integers(2)), int(rng.integers(2))
+        t = rng.uniform(0, math.pi / 2)
+        d = pad * float(rng.uniform(0.99, 1.01)) + 0.5
+        g = Point(x0 + w * sx + (1 if sx else -1) * d * math.cos(t),
+                  y0 + h * sy + (1 if sy else -1) * d * math.sin(t)).buffer(0.5)
+        want = b.buffer(pad).intersects(g)
+        assert fb._buffer_meets(b, pad, g) == want
+        seen.add(want)
+    assert seen == {True, False}

@@ -388,3 +388,29 @@ def test_dials_use_the_safe_area():
     hi = max(c[1] + gr.FACE_R for c in gr.CENTERS)
     assert lo <= SAFE_BORDER_PX + 8 and hi >= 768 - SAFE_BORDER_PX - 8
     assert math.dist(*gr.CENTERS) > 2 * gr.FACE_R + 20                # the bezels do not touch
+
+
+def test_g2_options_match_the_fraction_rule():
+    """The sampler's integer test for G2's needle agrees with the rule stated in Fractions (|f2 - f1| against the
+    float FRACTION_GAP, which a Fraction compares at its exact value), on every dial pair the scales allow."""
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        t1, t2 = (2 * int(rng.choice((5, 6, 8, 10))) * int(rng.choice((2, 4, 5, 10))) for _ in range(2))
+        h1, r2 = int(rng.integers(1, t1)), int(rng.integers(1, t2 // 2))
+        red, nearer = (None, True, False)[int(rng.integers(3))], bool(rng.integers(2))
+        f1 = Fraction(h1, t1)
+        ref = [h for h in range(1, t2) if h != 2 * r2 and (red is None or (h > 2 * r2) == red)
+               and abs(Fraction(h, t2) - f1) >= gr.FRACTION_GAP and (Fraction(h, t2) < f1) == nearer]
+        assert gr._g2_options(t2, r2, red, h1, t1, nearer) == ref
+    # the boundary itself: a gap of exactly 1/20 is below the float 0.05 and fails, as it did with Fractions
+    assert 11 not in gr._g2_options(20, 9, None, 10, 20, False) and 12 in gr._g2_options(20, 9, None, 10, 20, False)
+
+
+def test_indexing_a_tuple_draws_what_rng_choice_draws():
+    """`seq[rng.integers(len(seq))]` (the sampler's form) gives rng.choice(seq)'s value and leaves the generator in
+    the same state."""
+    for seed in range(100):
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        for seq in (gr.MINORS[1], gr.MINORS[2], gr.SWEEPS_DEG, tuple(range(37))):
+            assert a.choice(seq) == seq[int(b.integers(len(seq)))]
+        assert a.random() == b.random()

@@ -269,11 +269,12 @@ def _hand(canvas: Canvas, scene: Scene, angle_deg: float, length: float, width: 
 def _ticks(canvas: Canvas, scene: Scene, ticks, width_px: float) -> None:
     """Radial ticks (angle_deg, r_outer, r_inner, sideways_px) as one cairo path: 60 separate toolkit lines
     (each buffered by shapely for label collisions, which this domain has none of) cost more than the PNG encode."""
-    ctx = canvas.ctx
+    ctx, (cx, cy) = canvas.ctx, scene.center
     for angle, r0, r1, dx in ticks:
-        (x0, y0), (x1, y1) = _polar(scene, angle, r0), _polar(scene, angle, r1)
-        ctx.move_to(*canvas.px(x0 + dx, y0))
-        ctx.line_to(*canvas.px(x1 + dx, y1))
+        a = math.radians(angle)
+        sin, cos = math.sin(a), math.cos(a)           # `_polar` at both ends, one sin and cos
+        ctx.move_to(*canvas.px(cx + r0 * sin + dx, cy - r0 * cos))
+        ctx.line_to(*canvas.px(cx + r1 * sin + dx, cy - r1 * cos))
     ctx.set_source_rgb(*BLACK)
     ctx.set_line_width(width_px)
     ctx.set_line_cap(1)

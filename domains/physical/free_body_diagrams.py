@@ -22,7 +22,8 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-from shapely.geometry import LineString, box
+import shapely
+from shapely.geometry import LineString
 
 from grip.answers import Choice, Count, Number, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
@@ -76,9 +77,13 @@ class Scene:
 
 def vectors(scene: Scene) -> list[tuple[float, float]]:
     """(f_x, f_y) in N, right and up positive, F1 first."""
-    if scene.polar_forces:
-        return [(m * math.cos(math.radians(a)), m * math.sin(math.radians(a))) for m, a in scene.polar_forces]
-    return [(float(x), float(y)) for x, y in scene.grid_forces]
+    return _vectors(scene.polar_forces) if scene.polar_forces else _vectors(scene.grid_forces, polar=False)
+
+
+def _vectors(forces, polar: bool = True) -> list[tuple[float, float]]:
+    if polar:
+        return [(m * math.cos(math.radians(a)), m * math.sin(math.radians(a))) for m, a in forces]
+    return [(float(x), float(y)) for x, y in forces]
 
 
 def force_labels(scene: Scene) -> tuple[str, ...]:
@@ -183,7 +188,8 @@ SECTOR_RULE = (" Each direction covers the 45° sector centred on it: 'right' is
 # --- ladder ------------------------------------------------------------------------------------------------------
 
 def ladder(scene: Scene) -> Ladder:
-    n, n_edit = net(scene), net(edit(scene))
+    edited = edit(scene)
+    n, n_edit = net(scene), net(edited)
     mag = math.hypot(*n)
     sector = "net force within 5 deg of a sector boundary, or 0 < |N| < 2 N"
     rungs = (
@@ -200,7 +206,7 @@ def ladder(scene: Scene) -> Ladder:
         Question(5, "direction_f2_reversed", "The puck starts at rest. If F2 were reversed (same size, opposite "
                  "direction), in which direction would the puck accelerate? Answer 'none' if it would stay at rest."
                  + SECTOR_RULE,
-                 counterfactual(edit(scene)), Margin(direction_margin_deg(n_edit), "deg", SECTOR_GAP_DEG,
+                 counterfactual(edited), Margin(direction_margin_deg(n_edit), "deg", SECTOR_GAP_DEG,
                                                      sector + ", with F2 reversed"),
                  edit="reverse F2 (same size, opposite direction)"),
     )
@@ -224,7 +230,7 @@ HEX = ((1, 0), (0, 1), (-1, 1), (-1, 0), (0, -1), (1, -1))
 
 def _grid_force(rng: np.random.Generator, oblique: bool) -> tuple[int, int]:
     while True:
-        x, y = (int(v) for v in rng.integers(-COMPONENT_MAX_N, COMPONENT_MAX_N + 1, 2))
+        x, y = rng.integers(-COMPONENT_MAX_N, COMPONENT_MAX_N + 1, 2).tolist()
         if x * x + y * y >= FORCE_MIN_N ** 2 and (not oblique or (x and y)):
             return x, y
 
@@ -282,9 +288,7 @@ def _polar_candidate(rng: np.random.Generator, k: int, target: str, hexed: bool)
 def _make(rng: np.random.Generator, level: int, forces: list) -> Scene | None:
     """Letters and colours: F2 is drawn from the forces whose reversal keeps Q5's margin, the rest shuffled."""
     k = len(forces)
-    field = "polar_forces" if level == 3 else "grid_forces"
-    probe = Scene(level, (), (), tuple(range(k)))
-    v = vectors(replace(probe, **{field: tuple(forces)}))
+    v = _vectors(forces, polar=level == 3)
     nx, ny = sum(x for x, _ in v), sum(y for _, y in v)
     # A pre-filter only (closed form of the edit); the ladder re-checks Q5 on edit(scene) itself.
     ok = [j for j in range(k) if direction_margin_deg((nx - 2 * v[j][0], ny - 2 * v[j][1])) >= SECTOR_GAP_DEG]
@@ -294,7 +298,7 @@ def _make(rng: np.random.Generator, level: int, forces: list) -> Scene | None:
     others = [forces[i] for i in rng.permutation(k) if i != two]
     order = tuple(others[:1] + [forces[two]] + others[1:])
     hues = tuple(int(h) for h in rng.permutation(len(ARROW_COLOURS))[:k])
-    return replace(probe, hues=hues, **{field: order})
+    return Scene(level, () if level == 3 else order, order if level == 3 else (), hues)
 
 
 def sample(rng: np.random.Generator, level: int) -> Scene:
@@ -411,47 +415,78 @@ def _label_text(scene: Scene, i: int) -> str | None:
     return f"{m:.1f} N, {a}°"
 
 
-def _place_label(canvas: Canvas, name: str, value: str | None, tip, d, owner: str) -> None:
+# b.buffer(pad) (16 chords a quarter circle) holds every point within pad * cos(pi / 64) of b and none farther than
+# pad: a distance outside that band tells whether the buffer meets a stroke without building it (slack 1e-6 px).
+_CHORD = math.cos(math.pi / 64)
+
+
+def _buffer_meets(b, pad: float, g) -> bool:
+    """`b.buffer(pad).intersects(g)`, with the buffer built only when the distance cannot tell."""
+    dist = b.distance(g)
+    if dist > pad + 1e-6:
+        return False
+    if dist < pad * _CHORD - 1e-6:
+        return True
+    return b.buffer(pad).intersects(g)
+
+
+def _place_label(canvas: Canvas, name: str, value: str | None, tip, d, owner: str, taken: list, strokes: list) -> None:
     """Label block (letter, and at level 3 the printed size and angle under it) beyond the arrow's tip, turning
-    away from the arrow's own line step by step; the first spot clear of every label and stroke wins."""
+    away from the arrow's own line step by step; the first spot clear of every label and stroke wins. `taken`
+    holds the bounds of every label so far (all axis-aligned boxes, so two meet iff their closed intervals
+    overlap), and gets this one's; `strokes` is (owner, outline, its bounds) per stroke."""
     small = TEXT.with_(font_px=15.0)
     wl, hl = text_size(canvas, name, LABEL)
     wv, hv = text_size(canvas, value, small) if value else (0.0, 0.0)
     w, h = max(wl, wv), hl + hv
     base = math.atan2(d[1], d[0])
+    # Strokes keep 4 px from the block (its own arrow) or 8 px (any other).
+    padded = [(4.0 if own == owner else 8.0, g, gb) for own, g, gb in strokes]
     for r in (8.0, 18.0, 30.0):
         for turn in (0, 30, -30, 60, -60, 90, -90, 120, -120, 150, -150, 180):
             t = base + math.radians(turn)
             ux, uy = math.cos(t), math.sin(t)
             reach = r + (w * abs(ux) + h * abs(uy)) / 2
             cx, cy = tip[0] + ux * reach, tip[1] + uy * reach
-            b = box(cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
-            if not canvas.inside_safe(np.array(b.exterior.coords)):
+            x0, y0, x1, y1 = cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2
+            if not canvas.box_inside_safe(x0, y0, x1, y1):
                 continue
-            if any(b.intersects(o) for o in canvas.labels):
+            if any(x0 <= o[2] and o[0] <= x1 and y0 <= o[3] and o[1] <= y1 for o in taken):
                 continue
-            near, far = b.buffer(4.0), b.buffer(8.0)
-            if any((near if own == owner else far).intersects(g) for own, g in canvas.strokes):
+            # A stroke whose bounds lie farther than its pad (and a pixel) cannot meet the buffered block.
+            b = shapely.box(x0, y0, x1, y1)
+            if any(gb[0] <= x1 + pad + 1 and x0 - pad - 1 <= gb[2] and gb[1] <= y1 + pad + 1
+                   and y0 - pad - 1 <= gb[3] and _buffer_meets(b, pad, g) for pad, g, gb in padded):
                 continue
             draw_text_px(canvas, name, (cx, cy - h / 2 + hl / 2), LABEL)
             if value:
                 draw_text_px(canvas, value, (cx, cy + h / 2 - hv / 2), small)
             canvas.labels.append(b)
+            taken.append((x0, y0, x1, y1))
             return
     raise Reject("label_clash")
+
+
+@functools.lru_cache(maxsize=1)
+def _centre_lines():
+    """The grid's two centre lines as 2 px strokes (immutable geometries, shared by every canvas)."""
+    return tuple(LineString([a, b]).buffer(1.0) for a, b in (((CENTRE_PX, GRID_LO), (CENTRE_PX, GRID_HI)),
+                                                             ((GRID_LO, CENTRE_PX), (GRID_HI, CENTRE_PX))))
 
 
 def draw(scene: Scene, canvas: Canvas) -> None:
     with canvas.layer() as ctx:
         ctx.set_source_surface(_backdrop(canvas.size_px, tuple(canvas.world), scene.level), 0, 0)
         ctx.paint()
+    taken = []
     for text, c in _caption_centres(canvas, scene.level):
         w, h = text_size(canvas, text, TEXT)
-        canvas.labels.append(box(c[0] - w / 2, c[1] - h / 2, c[0] + w / 2, c[1] + h / 2))
+        taken.append((c[0] - w / 2, c[1] - h / 2, c[0] + w / 2, c[1] + h / 2))
+        canvas.labels.append(shapely.box(*taken[-1]))
     # The two centre lines of the grid are drawn with the cached backdrop; registered here so that no label (a
     # level-3 "3.0 N" especially, whose decimal point a line through it would hide) sits on them.
-    for a, b in (((CENTRE_PX, GRID_LO), (CENTRE_PX, GRID_HI)), ((GRID_LO, CENTRE_PX), (GRID_HI, CENTRE_PX))):
-        canvas.register_stroke(LineString([a, b]).buffer(1.0), "axes")
+    for g in _centre_lines():
+        canvas.register_stroke(g, "axes")
     centre = (CENTRE_PX, CENTRE_PX)
     shapes.circle(canvas, centre, PUCK_PX, Style(stroke=GREY_DARK, fill=GREY_LIGHT, width_px=3.0), owner="puck")
     labels, vecs = force_labels(scene), vectors(scene)
@@ -461,8 +496,12 @@ def draw(scene: Scene, canvas: Canvas) -> None:
     for lb, tip, hue in zip(labels, tips, scene.hues):
         shapes.arrow(canvas, centre, tip, Style(stroke=ARROW_COLOURS[hue], width_px=ARROW_PX), HEAD_PX, owner=lb)
     shapes.circle(canvas, centre, 4.0, Style(stroke=None, fill=BLACK), owner="puck")
+    # Labels add no strokes: the outlines' bounds are taken once, in one call.
+    owners, outlines = zip(*canvas.strokes)
+    strokes = list(zip(owners, outlines, shapely.bounds(np.array(outlines, dtype=object)).tolist()))
     for i, (lb, tip) in enumerate(zip(labels, tips)):
-        _place_label(canvas, lb, _label_text(scene, i), tip, (tip[0] - CENTRE_PX, tip[1] - CENTRE_PX), lb)
+        _place_label(canvas, lb, _label_text(scene, i), tip, (tip[0] - CENTRE_PX, tip[1] - CENTRE_PX), lb, taken,
+                     strokes)
 
 
 DOMAIN = Domain(

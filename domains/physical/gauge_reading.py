@@ -51,6 +51,7 @@ YES, NO, G1, G2 = "yes", "no", "G1", "G2"
 
 HALF_MINOR_GAP = 0.5                               # minor intervals: needle to a major tick / the zone boundary
 FRACTION_GAP = 0.05                                # Q4: |f1 - f2|
+_GAP_N, _GAP_D = FRACTION_GAP.as_integer_ratio()   # the float's exact value, for the sampler's integer test
 # Minor ticks at least this far apart along the tick arc: the +-half-minor tolerance is then >= 4 px of arc, and
 # ticks can be counted at 768 px without magnifying.
 MINOR_GAP_PX = 8.0
@@ -149,8 +150,9 @@ def _dial(rng: np.random.Generator, level: int):
     """A scale, its minor division, sweep and red-zone start, with minor ticks far enough apart to see."""
     for _ in range(50):
         unit, lo, hi, step = SCALES[level][int(rng.integers(len(SCALES[level])))]
-        n, d = (hi - lo) // step, int(rng.choice(MINORS[level]))
-        sweep = int(rng.choice(SWEEPS_DEG))
+        # rng.choice(seq)'s draws, without its overhead (most dials are drawn again)
+        n, d = (hi - lo) // step, MINORS[level][int(rng.integers(len(MINORS[level])))]
+        sweep = SWEEPS_DEG[int(rng.integers(len(SWEEPS_DEG)))]
         if TICK_R * math.radians(sweep) / (n * d) < MINOR_GAP_PX:
             continue
         total = n * d
@@ -162,6 +164,18 @@ def _dial(rng: np.random.Generator, level: int):
 def _pick(rng: np.random.Generator, options) -> int | None:
     options = list(options)
     return int(options[int(rng.integers(len(options)))]) if options else None
+
+
+def _g2_options(t2: int, r2: int, red: bool | None, h1: int, t1: int, nearer: bool) -> list[int]:
+    """G2's half-minor positions h (of t2) off its zone start, in the zone or not as `red` says (None: either), at
+    least FRACTION_GAP of range from G1's h1 / t1, and below it iff `nearer` (G1 nearer its maximum). In integers:
+    |h t1 - h1 t2| / (t1 t2) >= FRACTION_GAP with the float taken at its exact value, as a Fraction compares, so
+    h t1 <= h1 t2 - m (nearer) or h t1 >= h1 t2 + m, with m the gap's ceiling in units of 1 / (t1 t2): a range."""
+    cross, m = h1 * t2, -(-_GAP_N * t1 * t2 // _GAP_D)
+    lo, hi = (1, min(t2 - 1, (cross - m) // t1)) if nearer else (max(1, -(-(cross + m) // t1)), t2 - 1)
+    if red is not None:
+        lo, hi = (max(lo, 2 * r2 + 1), hi) if red else (lo, min(hi, 2 * r2 - 1))
+    return [h for h in range(lo, hi + 1) if h != 2 * r2]
 
 
 def sample(rng: np.random.Generator, level: int) -> Scene:
@@ -197,10 +211,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
                          and (h + 2 * k > 2 * r1) == want_red_after))
         if h1 is None:
             continue
-        f1 = Fraction(h1, 2 * n1 * d1)
-        h2 = _pick(rng, (h for h in range(1, 2 * n2 * d2) if h != 2 * r2 and ((h > 2 * r2) == want_g2_red or g2_free)
-                         and abs(Fraction(h, 2 * n2 * d2) - f1) >= FRACTION_GAP
-                         and (Fraction(h, 2 * n2 * d2) < f1) == want_g1))
+        h2 = _pick(rng, _g2_options(2 * n2 * d2, r2, None if g2_free else want_g2_red, h1, 2 * n1 * d1, want_g1))
         if h2 is None:
             continue
         # dials are (unit, v_min, step, n_major, minors, sweep, red_minor) per gauge: transpose into the fields
@@ -365,8 +376,9 @@ def _hatched_band(canvas: Canvas, c, a0: float, a1: float, r0: float, r1: float)
         step = math.degrees(6.0 / r1)
         k = a0 - 3 * step
         while k < a1 + step:
-            ctx.move_to(*canvas.px(*_polar(c, k, r0 - 2)))
-            ctx.line_to(*canvas.px(*_polar(c, k + 2 * step, r1 + 2)))
+            a, b = math.radians(k), math.radians(k + 2 * step)   # `_polar` inlined: dozens of strokes per band
+            ctx.move_to(*canvas.px(c[0] + (r0 - 2) * math.sin(a), c[1] - (r0 - 2) * math.cos(a)))
+            ctx.line_to(*canvas.px(c[0] + (r1 + 2) * math.sin(b), c[1] - (r1 + 2) * math.cos(b)))
             k += step
         ctx.set_source_rgb(1.0, 1.0, 1.0)
         ctx.set_line_width(1.5)
@@ -399,8 +411,9 @@ def _gauge(canvas: Canvas, scene: Scene, g: int, boxes: list) -> None:
     ticks: dict[str, list] = {"major": [], "mid": [], "minor": []}
     for k in range(n * d + 1):
         kind = "major" if k % d == 0 else "mid" if d % 2 == 0 and d > 2 and k % d == d // 2 else "minor"
-        a = -half + scene.sweep_deg[g] * k / (n * d)
-        ticks[kind].append((_polar(c, a, TICK_R - TICK_LEN[kind]), _polar(c, a, TICK_R)))
+        a = math.radians(-half + scene.sweep_deg[g] * k / (n * d))
+        sin, cos, r = math.sin(a), math.cos(a), TICK_R - TICK_LEN[kind]   # `_polar` at both ends, one sin and cos
+        ticks[kind].append(((c[0] + r * sin, c[1] - r * cos), (c[0] + TICK_R * sin, c[1] - TICK_R * cos)))
     _stroke_segments(canvas, ticks["minor"], 2.0, BLACK)
     _stroke_segments(canvas, ticks["mid"], 2.5, BLACK)
     _stroke_segments(canvas, ticks["major"], 4.0, BLACK)

@@ -23,6 +23,7 @@ never lets the beam strike a mirror twice, because the open answer is an `Ordere
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 
@@ -114,7 +115,9 @@ def boundary_of(n: int, row: int, col: int) -> tuple[str, int]:
     return ("left", row) if col < 1 else ("right", row)
 
 
+@functools.lru_cache(maxsize=256)
 def trace(scene: Scene) -> Trace:
+    """The beam's path (cached: the sampler, the ladder, its edit and the rephrased Q4 each ask for it)."""
     at = {(r, c): (k + 1, kind) for k, (r, c, kind) in enumerate(scene.mirrors)}
     absorbers = set(map(tuple, scene.absorbers))
     (r, c), d = entry_cell(scene.n, *scene.entry), INWARD[scene.entry[0]]
@@ -177,7 +180,7 @@ def _grow_path(rng: np.random.Generator, n: int, refl: int, absorbed: bool):
         cands = [k for k, x in enumerate(run) if x not in crossed]
         if not cands:
             return None
-        k = int(rng.choice(cands))
+        k = cands[int(rng.integers(len(cands)))]      # rng.choice(cands)'s draw, without its overhead
         crossed.update(run[:k])
         kind = (SLASH, BACKSLASH)[int(rng.integers(2))]
         mirrors[run[k]] = kind
@@ -194,7 +197,7 @@ def _grow_path(rng: np.random.Generator, n: int, refl: int, absorbed: bool):
     cands = [k for k, x in enumerate(run) if x not in crossed]
     if not cands:
         return None
-    k = int(rng.choice(cands))
+    k = cands[int(rng.integers(len(cands)))]
     return entry, mirrors, crossed | set(mirrors) | set(run[:k + 1]), run[k]
 
 
@@ -232,7 +235,8 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     absorbers = tuple(sorted(picks[m - refl:] + ([sink] if sink else [])))
     on_path = [int(order[i]) + 1 for i in range(refl)]
     off_path = [int(order[i]) + 1 for i in range(refl, m)]
-    flip = int(rng.choice(on_path if rng.random() < ON_PATH_SHARE or not off_path else off_path))
+    pool = on_path if rng.random() < ON_PATH_SHARE or not off_path else off_path
+    flip = pool[int(rng.integers(len(pool)))]
     shift = tuple(float(rng.integers(-SHIFT_PX, SHIFT_PX + 1)) for _ in range(2))
     s = Scene(level, n, tuple(mirrors), absorbers, entry, (), flip, shift)
     ends = {t.end[1:] for t in (trace(s), trace(edit(s))) if t.end[0] == "exit"}
@@ -282,7 +286,7 @@ def number_boxes(scene: Scene) -> list[tuple[float, float, float, float]]:
         corners = [(left, top), (right, bottom)] if kind == SLASH else [(right, top), (left, bottom)]
         placed = [((a + p) / 2, (b + q) / 2) for a, b, p, q in out]
         room = [min((math.dist((x + w / 2, y + h / 2), o) for o in placed), default=math.inf) for x, y in corners]
-        bx, by = corners[int(np.argmax(room))]       # ties keep the top corner
+        bx, by = corners[1 if room[1] > room[0] else 0]   # ties keep the top corner
         out.append((bx, by, bx + w, by + h))
     return out
 
