@@ -131,6 +131,28 @@ class Canvas:
         # costs the skip)
         return bool(self._bytes[i0:i1, 4 * j0:4 * j1].min() == 255)
 
+    def layer_bytes(self) -> bytes:
+        """The surface's bytes: a layer drawn once on a fresh canvas, for `paste_layer` onto later ones."""
+        self.surface.flush()
+        return bytes(self.surface.get_data())
+
+    def paste_layer(self, layer: bytes) -> bool:
+        """Copy `layer` (`layer_bytes` of a fresh canvas of this size, with something drawn on it) onto this canvas
+        where that gives exactly the pixels of drawing it here: this canvas is still blank (all white), in pixel
+        space on a surface of its own size. False, copying nothing, otherwise (a supersampled surface, a scaled
+        context, something already drawn): the caller then draws the layer itself."""
+        s = self.surface
+        if s.get_width() != self.size_px or s.get_height() != self.size_px or \
+                len(layer) != s.get_stride() * s.get_height() or self.ctx.get_matrix() != _IDENTITY:
+            return False
+        s.flush()
+        pixels = np.frombuffer(s.get_data(), dtype=np.uint8)
+        if pixels.min() < 255:
+            return False
+        s.get_data()[:] = layer
+        s.mark_dirty()
+        return True
+
     @contextmanager
     def layer(self):
         self.ctx.save()

@@ -285,3 +285,49 @@ def test_label_search_and_stroke_reach_match_the_plain_search():
             assert (got is None and want is None) or got.equals_exact(want, 0.0)
             placed.append(got is not None)
     assert 0 < sum(placed) < len(placed)   # labels placed and labels refused
+
+
+# --- layers drawn once and pasted ----------------------------------------------------------------------------------
+
+PASTING = ["progressive_matrices", "shadow_inference", "rotation_matching", "optical_illusions"]
+
+
+@pytest.mark.parametrize("domain_id", PASTING)
+def test_a_pasted_layer_gives_the_pixels_of_drawing_it_and_other_canvases_draw_it(domain_id, monkeypatch):
+    """A domain that pastes a cached layer onto a blank canvas draws the same bytes as with pasting refused (the
+    layer drawn in place), at every level; on a canvas that is not blank (or not a plain 768 px surface, as a
+    supersampling canvas is) it draws in place instead of copying bytes of the wrong size."""
+    from grip import domains
+    from grip.builder import generate
+    from grip.seeding import item_seed
+    dom = domains.get(domain_id)
+    for level in (1, 2, 3):
+        scene = generate(dom, item_seed("paste", domain_id, level), level, render=False).scene
+        pasted = Canvas(dom.size_px, dom.world)
+        dom.draw(scene, pasted)
+        with monkeypatch.context() as m:
+            m.setattr(Canvas, "paste_layer", lambda self, layer: False)
+            drawn = Canvas(dom.size_px, dom.world)
+            dom.draw(scene, drawn)
+        assert np.array_equal(pasted.array(), drawn.array()), (domain_id, level)
+        marked = Canvas(dom.size_px, dom.world)
+        marked.ctx.rectangle(0, 0, 1, 1)
+        marked.ctx.set_source_rgb(0, 0, 0)
+        marked.ctx.fill()
+        assert not marked.paste_layer(pasted.layer_bytes())
+        dom.draw(scene, marked)
+        assert (marked.array()[1:] == drawn.array()[1:]).all()   # drawn in place: all but the mark's row
+
+
+def test_paste_layer_refuses_a_surface_of_another_size_or_a_scaled_context():
+    import cairo
+    big = Canvas(768)
+    big.surface = cairo.ImageSurface(cairo.FORMAT_RGB24, 1536, 1536)
+    big.ctx = cairo.Context(big.surface)
+    big.ctx.set_source_rgb(1, 1, 1)
+    big.ctx.paint()
+    assert not big.paste_layer(Canvas(768).layer_bytes())
+    scaled = Canvas(768)
+    scaled.ctx.scale(2, 2)
+    assert not scaled.paste_layer(Canvas(768).layer_bytes())
+    assert Canvas(768).paste_layer(Canvas(768).layer_bytes())

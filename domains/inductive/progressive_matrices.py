@@ -492,7 +492,7 @@ def _draw(scene: Scene, canvas, frame: bool = True, shapes: bool = True) -> None
             draw_text_px(canvas, OPTIONS[c], (cx + PANEL_PX / 2, cy - BAND_PX / 2 - 1), LABEL)
 
 
-_FRAMES: dict[int, np.ndarray] = {}      # level -> the frame's surface bytes, drawn on a blank canvas
+_FRAMES: dict[int, bytes] = {}          # level -> the frame's surface bytes, drawn on a blank canvas
 STAMP_PX = 20                            # half the side of a shape's stamp: a level-5 ring's 17 px radius, 1 px of
                                          # stroke and 1 of antialiasing, rounded up
 
@@ -530,15 +530,14 @@ def draw(scene: Scene, canvas) -> None:
     each pixel on its own."""
     if canvas.world != (0.0, 0.0, float(canvas.size_px), float(canvas.size_px)) or canvas.size_px != 768:
         raise ValueError("progressive_matrices: draws on a 768 px canvas in pixel units")
-    pixels = _surface_bytes(canvas)
-    if pixels.min() < 255:
-        _draw(scene, canvas)
-        return
     if scene.level not in _FRAMES:
         blank = Canvas(768)
         _draw(scene, blank, shapes=False)
-        _FRAMES[scene.level] = _surface_bytes(blank).copy()
-    pixels[:] = _FRAMES[scene.level]
+        _FRAMES[scene.level] = blank.layer_bytes()
+    if not canvas.paste_layer(_FRAMES[scene.level]):   # not a blank 768 px surface in pixel space: draw in order
+        _draw(scene, canvas)
+        return
+    pixels = _surface_bytes(canvas)
     if scene.grid == 2 and not any(scene.angles):
         _stamp_shapes(scene, pixels.reshape(canvas.surface.get_height(), canvas.surface.get_stride()))
         canvas.surface.mark_dirty()

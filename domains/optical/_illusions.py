@@ -189,10 +189,13 @@ def _circles(ctx, circles, colour, width: float) -> None:
 def _grid_layer(size_px: int, world) -> bytes:
     """The surface bytes of a fresh canvas with the level-1 background grid on it."""
     canvas = Canvas(size_px, world)
+    _draw_grid(canvas)
+    return canvas.layer_bytes()
+
+
+def _draw_grid(canvas: Canvas) -> None:
     _segments(canvas.ctx, [(x, 30, x, BOTTOM) for x in range(30, 741, 10)]
               + [(30, y, BOTTOM, y) for y in range(30, 741, 10)], GRID_RGB, 1.0)
-    canvas.surface.flush()
-    return bytes(canvas.surface.get_data())
 
 
 def draw_figure(scene, canvas: Canvas) -> None:
@@ -200,10 +203,9 @@ def draw_figure(scene, canvas: Canvas) -> None:
     ctx, k = canvas.ctx, scene.kind
     if scene.level == 1:
         # The grid is the same in every level-1 picture and drawn first: drawn once onto a fresh canvas, its pixels
-        # are copied onto this one, which is fresh too (every later stroke sets its own colour, width, cap and join).
-        canvas.surface.flush()
-        canvas.surface.get_data()[:] = _grid_layer(canvas.size_px, canvas.world)
-        canvas.surface.mark_dirty()
+        # are copied onto a fresh one, else drawn here (every later stroke sets its own colour, width, cap and join).
+        if not canvas.paste_layer(_grid_layer(canvas.size_px, canvas.world)):
+            _draw_grid(canvas)
     if k == "muller_lyer":
         _segments(ctx, ml_fins(scene, 0) + ml_fins(scene, 1), CONTEXT_RGB, CONTEXT_PX)
     elif k == "ebbinghaus":

@@ -387,10 +387,9 @@ def rephrase_q4(scene: Scene) -> Question:
 
 def draw(scene: Scene, canvas: Canvas) -> None:
     # The ground, the crop line, the ruler and the height scale (the most of the drawing's cost) depend on the level
-    # only: drawn once onto a fresh canvas, their pixels are copied onto this one, which is fresh too.
-    canvas.surface.flush()
-    canvas.surface.get_data()[:] = _fixed_layer(canvas.size_px, canvas.world, scene.level)
-    canvas.surface.mark_dirty()
+    # only: drawn once onto a fresh canvas, their pixels are copied onto a fresh one (else drawn here).
+    if not canvas.paste_layer(_fixed_layer(canvas.size_px, canvas.world, scene.level)):
+        _draw_fixed(canvas, scene.level)
     canvas.ctx.set_line_join(cairo.LINE_JOIN_ROUND)   # as the fixed layer's strokes leave it: the bars depend on it
     for (x, h), t, name in zip(poles_m(scene), tips_m(scene), names(scene)):
         if name != "D":
@@ -405,8 +404,7 @@ def _fixed_layer(size_px: int, world, level: int) -> bytes:
     """The surface bytes of a fresh canvas after `_draw_fixed`."""
     canvas = Canvas(size_px, world)
     _draw_fixed(canvas, level)
-    canvas.surface.flush()
-    return bytes(canvas.surface.get_data())
+    return canvas.layer_bytes()
 
 
 def _draw_fixed(canvas: Canvas, lv: int) -> None:

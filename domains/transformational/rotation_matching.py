@@ -399,10 +399,9 @@ def _draw_shape(canvas, cells, m: np.ndarray, fill) -> None:
 
 def draw(scene: Scene, canvas) -> None:
     # The panel frames and titles are the same in every picture, and no shape comes near another panel's frame or
-    # title (`fit_px`): drawn once onto a fresh canvas, their pixels are copied onto this one, which is fresh too.
-    canvas.surface.flush()
-    canvas.surface.get_data()[:] = _frames(canvas.size_px, canvas.world)
-    canvas.surface.mark_dirty()
+    # title (`fit_px`): drawn once onto a fresh canvas, their pixels are copied onto a fresh one (else drawn here).
+    if not canvas.paste_layer(_frames(canvas.size_px, canvas.world)):
+        _draw_frames(canvas)
     ref_cells = cells_apply("flip_x", scene.cells) if scene.ref_flip else scene.cells
     for n, (cx, cy) in enumerate(panel_centres()):
         if n == 0:
@@ -416,12 +415,15 @@ def draw(scene: Scene, canvas) -> None:
 def _frames(size_px: int, world) -> bytes:
     """The surface bytes of a fresh canvas after drawing every panel's frame and title."""
     canvas = Canvas(size_px, world)
+    _draw_frames(canvas)
+    return canvas.layer_bytes()
+
+
+def _draw_frames(canvas: Canvas) -> None:
     for title, (cx, cy) in zip(["Reference"] + list(CAND), panel_centres()):
         shapes.rect(canvas, cx - PANEL_PX / 2, cy - PANEL_PX / 2, cx + PANEL_PX / 2, cy + PANEL_PX / 2,
                     Style(stroke=GREY, width_px=2.0))
         draw_text_px(canvas, title, (cx, cy - PANEL_PX / 2 - STRIP_PX / 2), LABEL)
-    canvas.surface.flush()
-    return bytes(canvas.surface.get_data())
 
 
 DOMAIN = Domain(
