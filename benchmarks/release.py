@@ -6,10 +6,11 @@ Per domain (a line as each finishes):
             at a reduced n they would weigh far more than in a release), items per second of wall time.
   w=2 /s    the same build with two workers, wall time. Both wall rates include whatever else the machine runs,
             and the pool's start, which a 3,000-item build pays once but a small one pays in every item.
-  cpu /s    items per CPU second of one worker that has already made items: the one-worker store resumed from n
-            to 2n items in the same process (items n..2n-1, every per-process table and cache warm), CPU of the
-            process and its workers: the rate of one core that has the machine to itself, as in a 3,000-item
-            build, which pays a process's warm-up once.
+  cpu /s    items per CPU second of one worker that has already made items: a second one-worker build of n
+            items in the same process, of the next seed (other items of the same levels; every per-process table
+            and cache warm, no scene repeated), CPU of the process and its workers: the rate of one core that has
+            the machine to itself, as in a 3,000-item build, which pays a process's warm-up once. (A resumed
+            store would not do: resuming re-checks rows already there.)
   warm-up   CPU seconds the first n items cost beyond n items at that rate: the domain's import and the
             tables its process builds once (paid once per domain by each worker of a release build).
   floor /s  the same accepted scenes drawn and PNG-encoded again, nothing else, per CPU second (as
@@ -108,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
                 wall.append(args.n / res.seconds)
                 if workers == 1:
                     c1 = _cpu()
-                    build(d.domain, 2 * args.n, Path(tmp) / "w1", seed=d.seed, level=d.level, workers=1,
+                    build(d.domain, args.n, Path(tmp) / "warm", seed=d.seed + 1, level=d.level, workers=1,
                           grain_subset=0)
                     cpu = args.n / (_cpu() - c1)
                     warm = max(0.0, (c1 - c0) - args.n / cpu)
