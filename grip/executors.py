@@ -137,6 +137,7 @@ def _stop_pool(ex) -> None:
         ex.shutdown(wait=True, cancel_futures=True)
         return
     procs = list((getattr(ex, "_processes", None) or {}).values())
+    manager = getattr(ex, "_executor_manager_thread", None)   # before shutdown, which sets it to None
     ex.shutdown(wait=False, cancel_futures=True)
     for p in procs:
         p.kill()
@@ -146,7 +147,6 @@ def _stop_pool(ex) -> None:
     # exit hook may then write to that closed pipe ("Exception ignored ... Bad file descriptor" after our one-line
     # error): take the pipe off the hook's list (the thread still ends on its own and is joined at exit).
     import concurrent.futures.process as cfp
-    manager = getattr(ex, "_executor_manager_thread", None)
     if manager is not None:
         getattr(cfp, "_threads_wakeups", {}).pop(manager, None)
 

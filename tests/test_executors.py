@@ -178,3 +178,22 @@ def test_the_build_command_loads_no_heavy_library():
             "'pandas', 'huggingface_hub') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def _sleep(seconds):
+    import time
+    time.sleep(seconds)
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 14), reason="3.14+ pools have kill_workers and need no exit-hook fix")
+def test_a_stopped_pool_leaves_no_wakeup_pipe_for_the_exit_hook():
+    """A build stopped mid-way kills its pool's workers; the pool's manager thread then closes its wake-up pipe, and
+    concurrent.futures' exit hook would write to it ('Exception ignored ... Bad file descriptor' after the one-line
+    error). `_stop_pool` takes the pipe off the hook's list: it must find the manager thread before shutdown drops it."""
+    import concurrent.futures.process as cfp
+    ex = executors._pool_class()(max_workers=1, mp_context=executors._mp_context())
+    ex.submit(_sleep, 5)
+    manager = ex._executor_manager_thread
+    assert manager in cfp._threads_wakeups
+    executors._stop_pool(ex)
+    assert manager not in cfp._threads_wakeups
