@@ -332,17 +332,27 @@ SHEET_MAX_ITEMS, SHEET_CELL, SHEET_MAX_COLS, SHEET_MAX_SIDE_PX = 400, (32, 2048)
                    f"{SHEET_MAX_SIDE_PX} px a side.")
 @friendly
 def sheet(domain, n, out, seed, level, start, cell, cols):
-    """A contact sheet: items with their ladder answers printed under each, for people to look at."""
+    """A contact sheet: items with their ladder answers printed under each, for people to look at. DOMAIN may also
+    be a private helper module of domains (e.g. _edges): then the items of the domains that use it, in turn."""
+    from grip.domains import _helper_users
     from grip.manifest import atomic_write_bytes, check_output_file
     from grip.sheet import check_sheet_size, contact_sheet
     out = check_output_file(out, "--out")
     check_sheet_size(n, cell, cols)
     if start + n > MAX_ITEMS:
         _fail(f"--start + --n must be at most {MAX_ITEMS:,}, got {start + n}")
-    items = [_item(domain, start + i, seed, level) for i in range(n)]
-    png = contact_sheet([(f"#{start + i}  L{lvl}", g) for i, (_, lvl, g) in enumerate(items)], cell, cols)
+    users = _helper_users(domain)
+    if users:   # item start + i // k of the (i mod k)-th user, k users: each domain's items in index order
+        picks = [(users[i % len(users)], start + i // len(users)) for i in range(n)]
+        items = [(d, j, _item(d, j, seed, level)) for d, j in picks]
+        png = contact_sheet([(f"{d} #{j}  L{lvl}", g) for d, j, (_, lvl, g) in items], cell, cols)
+        click_line = f"{n} items of the domains that use {domain} ({', '.join(users)})"
+    else:
+        items = [_item(domain, start + i, seed, level) for i in range(n)]
+        png = contact_sheet([(f"#{start + i}  L{lvl}", g) for i, (_, lvl, g) in enumerate(items)], cell, cols)
+        click_line = f"{n} items of {domain}"
     atomic_write_bytes(out, png)
-    click.echo(f"{out}: {n} items of {domain}")
+    click.echo(f"{out}: {click_line}")
 
 
 @main.command()

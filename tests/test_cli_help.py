@@ -37,8 +37,20 @@ def test_the_cli_starts_one_blas_thread_unless_told_otherwise():
     assert got.stdout.strip() == "4"
 
 
-def test_a_private_helper_module_is_named_as_such_not_as_an_unknown_domain():
+def test_a_private_helper_module_is_named_as_such_not_as_an_unknown_domain(tmp_path):
     from cli_helpers import one_line_error, run
-    line = one_line_error(run("sheet", "_cubenet", "--out", "/tmp/never.png"))
+    line = one_line_error(run("check", "_cubenet"))
     assert "private helper module, not a domain (used by cube_nets)" in line
     assert "unknown domain '_nothing'" in one_line_error(run("sheet", "_nothing", "--out", "/tmp/never.png"))
+
+
+def test_a_sheet_of_a_private_helper_module_shows_the_domains_that_use_it(tmp_path):
+    from cli_helpers import run
+    from PIL import Image
+    out = tmp_path / "bars.png"
+    r = run("sheet", "_bars", "--n", "2", "--cols", "2", "--cell", "256", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    assert "2 items of the domains that use _bars (impossible_objects)" in r.output
+    from grip.sheet import sheet_size
+    with Image.open(out) as im:
+        assert im.size == sheet_size(2, 256, 2)
