@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from domain_scenes import accepted_scene
 from grip.domain import Reject
 from grip.domains.transformational import _polyomino as pm
 from grip.domains.transformational import combination_2d as c2
@@ -16,15 +17,7 @@ N_SCENES = 15
 
 
 def _accepted(seed: int, level: int) -> c2.Scene:
-    rng = np.random.default_rng(seed)
-    for _ in range(40):
-        try:
-            s = c2.sample(rng, level)
-            if not c2.ladder(s).failing_margins():
-                return s
-        except Reject:
-            continue
-    raise AssertionError(f"no accepted scene for seed {seed} level {level}")
+    return accepted_scene(c2, seed, level)
 
 
 @lru_cache(maxsize=None)

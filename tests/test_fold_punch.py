@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from domain_scenes import accepted_scene
 from grip.domain import Reject
 from grip.domains.transformational import fold_punch as fp
 
@@ -17,15 +18,7 @@ N_SCENES = 21
 
 
 def _accepted(seed: int, level: int) -> fp.Scene:
-    rng = np.random.default_rng(seed)
-    for _ in range(60):
-        try:
-            s = fp.sample(rng, level)
-            if not fp.ladder(s).failing_margins():
-                return s
-        except Reject:
-            continue
-    raise AssertionError(f"no accepted scene for seed {seed} level {level}")
+    return accepted_scene(fp, seed, level)
 
 
 @lru_cache(maxsize=None)

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import ndimage
 
+from domain_scenes import accepted_scene
 from grip.answers import Choice, Ordered, Record
 from grip.domain import Reject
 from grip.domains.transformational import overlapping_circles as oc
@@ -18,15 +19,7 @@ N_SCENES = 24
 
 
 def _accepted(seed: int, level: int) -> oc.Scene:
-    rng = np.random.default_rng(seed)
-    for _ in range(80):
-        try:
-            s = oc.sample(rng, level)
-            if not oc.ladder(s).failing_margins():
-                return s
-        except Reject:
-            continue
-    raise AssertionError(f"no accepted scene for seed {seed} level {level}")
+    return accepted_scene(oc, seed, level)
 
 
 @lru_cache(maxsize=None)
