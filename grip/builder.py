@@ -32,7 +32,7 @@ from grip.manifest import (MAX_ITEMS, MAX_SEED, StoreError, atomic_write_bytes, 
                            image_rel, item_id, row_in_order, row_line, row_version, sha256_bytes,
                            store_lock, twin_rel, validate_row)
 from grip.progress import progress as progress_display
-from grip.renderers.canvas import Canvas, decode_png, encode_png
+from grip.renderers.canvas import PNG_COMPRESSOR, Canvas, decode_png, encode_png
 from grip.seeding import item_seed, level_for
 from grip.summary import Summary, constant_baseline, summarise  # noqa: F401
 from grip.twins import check_extras_regenerate, check_twin_file, twin_of
@@ -455,7 +455,8 @@ def provenance() -> dict:
         commit, dirty = "unknown", False
     return {"grip": grip.__version__, "git_commit": commit, "git_dirty": dirty, "python": platform.python_version(),
             "cairo": cairo.cairo_version_string(), "pycairo": cairo.version, "numpy": np.__version__,
-            "pillow": PIL.__version__, "shapely": shapely.__version__, "platform": platform.platform()}
+            "pillow": PIL.__version__, "shapely": shapely.__version__, "png": PNG_COMPRESSOR,
+            "platform": platform.platform()}
 
 
 @dataclass

@@ -508,7 +508,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="compass_bearings", family="analytic", title="Compass Bearings", scene=Scene, sample=sample, ladder=ladder,
     draw=draw, edit=edit, counterfactual=counterfactual, minimal_pair=minimal_pair, rephrase_q4=rephrase_q4,
-    minimal_pair_keeps_q1=False, rephrase_map="identity", version=2,
+    minimal_pair_keeps_q1=False, rephrase_map="identity", version=3,
     description="A map with landmarks, a rotated north arrow and a scale bar: nearest landmark, compass point, "
                 "bearing, where a stated walk ends, and the compass point after the north arrow is turned.",
     balance_keys=("nearest_to_station", "lake_direction", "walk_end", "lake_direction_turned"),

@@ -549,7 +549,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="coordinate_geometry", family="analytic", title="Coordinate geometry",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity",
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
     description="Points on a coordinate grid: read A's coordinates, place D against line AB, measure AB, classify "
                 "triangle ABC by its largest angle, and find its area with C reflected across the x-axis.",
     balance_keys=("d_side_of_line_ab", "triangle_class"),

@@ -553,5 +553,5 @@ DOMAIN = Domain(
                 "the rule for number, the missing count, the completing candidate, and the candidate once row 3, "
                 "column 2 is edited.",
     balance_keys=("top_left_count", "number_rule", "missing_count", "answer_candidate", "edited_candidate"),
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity",
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
 )

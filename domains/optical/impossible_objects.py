@@ -441,7 +441,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="impossible_objects", family="optical", title="Impossible objects",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="inversion", version=2,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="inversion", version=3,
     description="A closed loop of square bars in true isometric that may only close on screen (ISO hides (1,1,1)): "
                 "bar count, axis of bar 2, total ascent, whether it could be built, and the gap left by removing "
                 "one bar.",

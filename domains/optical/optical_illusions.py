@@ -443,5 +443,5 @@ DOMAIN = Domain(
     description="Two targets in a classic illusion figure: context count, which target has a named context class, "
                 "the true size ratio, which is actually larger, and which would be after B is resized.",
     balance_keys=("context_count", "context_kind", "actually_larger", "larger_after_resize"),
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=3,
 )

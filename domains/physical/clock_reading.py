@@ -319,7 +319,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="clock_reading", family="physical", title="Clock Reading", scene=Scene, sample=sample, ladder=ladder,
     draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="complement", version=2,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="complement", version=3,
     description="An analogue clock: read the hour, the half hour, the exact time and the angle between the hands, "
                 "then the time its mirror image would show.",
     balance_keys=("hour_passed", "half_hour_side", "hand_angle"),

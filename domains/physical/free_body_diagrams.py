@@ -507,7 +507,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="free_body_diagrams", family="physical", title="Free-body diagrams",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=3,
     description="Forces drawn from the centre of a puck on frictionless ice over a 1 N grid: count them, find the "
                 "largest, add them, give the direction of the acceleration, and again with F2 reversed.",
     balance_keys=("force_count", "largest_force", "acceleration_direction", "direction_f2_reversed"),

@@ -450,7 +450,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="gauge_reading", family="physical", title="Gauge Reading", scene=Scene, sample=sample, ladder=ladder,
     draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="inversion", version=2,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="inversion", version=3,
     description="Two analogue dial gauges: read G1's last major tick, whether it is in the danger zone and its exact "
                 "value, compare both gauges' fractions of range, and judge G1's danger zone after a stated change.",
     balance_keys=("g1_in_red", "closer_to_max", "g1_red_after_change"),

@@ -583,7 +583,7 @@ def _blank_rows(canvas: Canvas, rows: int) -> bool:
 DOMAIN = Domain(
     id="gear_trains", family="physical", title="Gear trains",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=3,
     description="Meshed spur gears driven by gear A: count, direction, speed, fastest gear, and which gears still "
                 "turn when gear C is removed. Level 3 hides the teeth counts and adds an idler.",
     balance_keys=("gear_count", "direction_of_b", "fastest_gear", "turning_without_c"),

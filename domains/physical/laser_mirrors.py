@@ -510,7 +510,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="laser_mirrors", family="physical", title="Laser & Mirrors",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=3,
     description="A laser fires into a grid of numbered double-sided 45-degree mirrors (and absorbers): count the "
                 "mirrors, the first turn, the reflections, the lettered exit, and the exit with one mirror flipped.",
     balance_keys=("mirror_count", "first_turn", "reflection_count", "beam_end"),

@@ -350,7 +350,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="physical_stability", family="physical", title="Physical stability of block stacks", scene=Scene,
     sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual, minimal_pair=minimal_pair,
-    rephrase_q4=rephrase_q4, rephrase_map="identity",
+    rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
     description="Rectangular blocks stacked on a table; judge from overhangs and densities whether each joint "
                 "holds (substack centre of mass strictly inside the overlap), and what happens without the top.",
     balance_keys=("block_count", "stack_verdict", "verdict_top_removed", "c_relative_to_b"),

@@ -594,7 +594,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="projectile_motion", family="physical", title="Projectile Motion", scene=Scene, sample=sample,
     ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual, minimal_pair=minimal_pair,
-    rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
+    rephrase_q4=rephrase_q4, rephrase_map="identity", version=3,
     description="A strobe picture of a ball in flight and a wall ahead: count the dots, find the highest, measure "
                 "the horizontal speed, predict whether the ball lands short of, hits or clears the wall, and again "
                 "at another launch speed.",

@@ -377,5 +377,5 @@ DOMAIN = Domain(
     description="Four angles marked by arcs: how many are acute, the class and size of Q, the four in order of "
                 "size, and Q's rank once it is opened by a stated amount.",
     balance_keys=("acute_count", "class_of_q", "rank_of_q_opened"),
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="reversal",
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="reversal", version=2,
 )

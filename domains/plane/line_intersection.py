@@ -774,5 +774,5 @@ DOMAIN = Domain(
     description="Lettered straight segments: count the crossings, whether B and C cross, the most-crossed segment, "
                 "the segments met along A from its dot, and how many segments D's infinite line would cross.",
     balance_keys=("crossing_count", "b_crosses_c", "most_crossed", "crossed_by_line_d"),
-    minimal_pair=minimal_pair, minimal_pair_keeps_q1=False, rephrase_q4=rephrase_q4, rephrase_map="reversal",
+    minimal_pair=minimal_pair, minimal_pair_keeps_q1=False, rephrase_q4=rephrase_q4, rephrase_map="reversal", version=2,
 )

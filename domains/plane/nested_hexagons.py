@@ -596,5 +596,5 @@ DOMAIN = Domain(
                 "innermost, H2's side, H5's side against two thirds of H1's, and the turn direction after H2 "
                 "moves to the midpoints.",
     balance_keys=("hexagon_count", "innermost_parallel", "h5_vs_h", "turn_after_midpoints"),
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=3,
 )

@@ -441,5 +441,5 @@ DOMAIN = Domain(
     description="Squares inscribed in squares at tick fractions, rings shaded: count, where S2 touches S1, S2's "
                 "side, shaded vs unshaded area, and the same after S2 is redrawn at another fraction.",
     balance_keys=("square_count", "s2_contact_on_top", "larger_part", "larger_part_after_redraw"),
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="inversion", version=2,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="inversion", version=3,
 )

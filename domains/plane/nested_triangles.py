@@ -694,7 +694,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="nested_triangles", family="plane", title="Nested triangles",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="inversion",
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="inversion", version=2,
     description="Triangles nested corner-on-side with tick marks: count all triangles, locate T2's corner, the "
                 "corner triangle's share, T2 against the corners, the same after moving a corner, and the "
                 "innermost area.",

@@ -401,5 +401,5 @@ DOMAIN = Domain(
     description="A grid of symbols following modular shape and colour rules, partly hidden by grey rectangles: "
                 "hidden cells, the row period, one hidden cell, a kind's hidden count, and the count under A moved.",
     balance_keys=("row_shape_period", "hidden_kind_count", "kind_under_moved_a", "column_colour_period"),
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=1,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
 )

@@ -444,5 +444,5 @@ DOMAIN = Domain(
     description="Poles on a ground ruler cast shadows from a lamp above the picture: a shadow's direction, the "
                 "lamp's side, its height, an undrawn shadow's length, and a shadow under the raised lamp.",
     balance_keys=("a_shadow_direction", "lamp_side_of_b"),
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=1,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
 )

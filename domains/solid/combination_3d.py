@@ -599,7 +599,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="combination_3d", family="solid", title="3D combination",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=1,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
     description="An orange piece inside a block outline and four grey candidates drawn turned: piece size, gap size, "
                 "candidates of the gap's size, which candidate fills the gap (turning allowed, mirroring not), and "
                 "which one would after the starred cube is taken out.",

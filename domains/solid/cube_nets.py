@@ -447,7 +447,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="cube_nets", family="solid", title="Cube nets",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=1,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
     description="A lettered cube net and four isometric cubes: P's neighbours, the face opposite P, the faces at a "
                 "marked corner, which cube the net folds into, and where a re-hinged square's letter points.",
     balance_keys=("p_neighbours", "opposite_p", "foldable_cube", "moved_square_points_to", "why_impossible"),

@@ -391,7 +391,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="cube_structure", family="solid", title="Cube structure",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=1,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
     description="Stacks of unit cubes on a lettered floor grid in a trimetric view: tallest stack, two named stacks "
                 "compared, total, cubes missing from the enclosing block, and a row removed.",
     balance_keys=("compare_stacks", "missing_from_block", "row_removed"),

@@ -489,7 +489,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="depth_height", family="solid", title="Depth and height",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=1,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
     description="Upright poles on tiled ground in a level-camera perspective view: the longest drawn, B against the "
                 "horizon, B's true height from A's, the tallest in reality, and C slid twice as far away.",
     balance_keys=("drawn_longest", "b_top_vs_horizon", "tallest", "c_slid_back"),

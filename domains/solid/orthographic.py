@@ -690,7 +690,7 @@ DOMAIN = Domain(
     id="orthographic", family="solid", title="Orthographic views",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
     minimal_pair=minimal_pair, minimal_pair_keeps_q1=False, rephrase_q4=rephrase_q4, rephrase_map="identity",
-    version=2,
+    version=3,
     description="A unit-cube object in TRI with FRONT and RIGHT arrows and four view drawings: cube count, front "
                 "symmetry, the front view, which drawing is the right view, and whether removing the starred cube "
                 "changes it. Level 3 glues overhanging cubes.",

@@ -471,7 +471,7 @@ DOMAIN = Domain(
     id="polyhedra", family="solid", title="Polyhedra",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
     minimal_pair=minimal_pair, minimal_pair_keeps_q1=False, rephrase_q4=rephrase_q4, rephrase_map="identity",
-    version=1,
+    version=2,
     description="A convex prism, pyramid, bipyramid, antiprism or frustum on regular polygons, hidden edges dashed "
                 "(omitted at level 3): vertices, kind, edges, faces and triangles, and the counts after slicing "
                 "corners off.",

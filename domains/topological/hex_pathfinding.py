@@ -382,7 +382,7 @@ DOMAIN = Domain(
     id="hex_pathfinding", family="topological", title="Hex pathfinding",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
     minimal_pair=minimal_pair, minimal_pair_keeps_q1=False, rephrase_q4=rephrase_q4, rephrase_map="identity",
-    version=1,
+    version=2,
     description="A hex board with walls, a start S and a goal G: walls, free distance, cheapest route, number of "
                 "cheapest routes, and the cheapest route once wall W is removed. Level 3 adds mud cells costing 2.",
     balance_keys=("wall_count", "route_count", "cheapest_without_w"),

@@ -384,7 +384,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="route_puzzles", family="topological", title="Route puzzles",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=1,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
     description="A town map of junctions and roads: roads at C, their parity, odd junctions, whether one trip can "
                 "walk every road exactly once (Euler), the same with a new road, and the fewest repeated roads of a "
                 "closed tour. Level 2 adds parallel roads, level 3 overpasses and loops.",

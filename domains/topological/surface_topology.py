@@ -354,7 +354,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="surface_topology", family="topological", title="Surface topology",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=1,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
     description="A polygon whose lettered edges are glued in pairs (fundamental polygon): letters, orientability, "
                 "glued corner points, Euler characteristic and surface, and the surface after two edges trade "
                 "letters. Level 2 adds boundary edges, level 3 the double torus.",

@@ -388,7 +388,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="combination_2d", family="transformational", title="2-D combination",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=1,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
     description="A target shape and six numbered pieces: the target's area, the largest piece, how many sets match "
                 "its area, which set tiles it with turns only, and whether another set would with flips allowed.",
     balance_keys=("largest_piece", "area_matching_sets", "other_set_if_flipped"),

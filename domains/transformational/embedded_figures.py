@@ -560,7 +560,7 @@ def draw(scene: Scene, canvas) -> None:
 DOMAIN = Domain(
     id="embedded_figures", family="transformational", title="Embedded figures",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=1, max_attempts=4000,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2, max_attempts=4000,
     description="A complex lattice line figure and four simple shapes, exactly one hidden in it: segments of A, B's "
                 "type, the edges B lacks, the hidden shape, the shapes hidden after erasing a segment and drawing a "
                 "join, and where the hidden shape sits.",

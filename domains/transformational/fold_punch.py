@@ -447,7 +447,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="fold_punch", family="transformational", title="Fold and punch",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=1,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
     description="A square sheet folded one to three times and punched: holes punched, layers under hole 1, holes "
                 "after unfolding, which of four drawings is the unfolded sheet, and the total if hole 1 had been "
                 "punched before an earlier fold.",

@@ -514,7 +514,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="overlapping_circles", family="transformational", title="Overlapping circles",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=1,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
     description="Three to five circle outlines and four probe points: crossing points, circles containing P, "
                 "enclosed regions, the pair with the largest overlap, and the regions left once circle C is deleted.",
     balance_keys=("crossing_points", "circles_containing_p", "enclosed_regions", "largest_overlap_pair"),

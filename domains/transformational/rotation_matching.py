@@ -429,7 +429,7 @@ def _draw_frames(canvas: Canvas) -> None:
 DOMAIN = Domain(
     id="rotation_matching", family="transformational", title="Rotation matching",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
-    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=1,
+    minimal_pair=minimal_pair, rephrase_q4=rephrase_q4, rephrase_map="identity", version=2,
     description="A reference polyomino and four candidates, each the reference turned, a turned mirror image, or "
                 "(level 3) a different shape: cell count, candidate class, turn angle, the rotated copies, and the "
                 "turn needed once the reference is flipped.",

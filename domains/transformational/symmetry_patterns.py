@@ -405,7 +405,7 @@ DOMAIN = Domain(
     id="symmetry_patterns", family="transformational", title="Symmetry patterns",
     scene=Scene, sample=sample, ladder=ladder, draw=draw, edit=edit, counterfactual=counterfactual,
     minimal_pair=minimal_pair, minimal_pair_keeps_q1=False, rephrase_q4=rephrase_q4, rephrase_map="identity",
-    version=1,
+    version=2,
     description="A coloured grid pattern with a few outlined cells: coloured count, vertical mirror, mirror lines, "
                 "mirror lines with rotation order, the same once the outlined cells are whitened, and the fewest "
                 "recolourings to full square symmetry.",
