@@ -2,6 +2,7 @@
 the arrows checked against the faces they name, a rotation of the voxel set, the minimal pair, the Q4 rephrasing,
 and examples worked on paper."""
 import functools
+from dataclasses import replace
 
 import numpy as np
 from hypothesis import given, settings, strategies as st
@@ -227,6 +228,57 @@ def test_box_masks_agree_with_ray_casting_and_walks(size, seed):
     faces = [(c, ax) for c in box.cells for ax in vx.AXES]
     assert [box.visible(m, c, ax) for c, ax in faces] == vx.face_visibility(cubes, faces).tolist()
     assert box.connected(m) == vx.connected(cubes) and box.members(m) == sorted(cubes)
+
+
+def test_box_bit_helpers_agree_with_plain_sets():
+    # members, column tops, probes (legal additions inside the bounding box), best faces and the (y, z) places
+    # filled twice along x, each from the cube list itself.
+    rng = np.random.default_rng(5)
+    for level in (1, 2, 3):
+        g = o.GRID[level]
+        box = o._box(g, o.HMAX[level])
+        for _ in range(50):
+            n = int(rng.integers(1, min(20, len(box.cells))))
+            cubes = sorted(box.cells[i] for i in rng.choice(len(box.cells), size=n, replace=False))
+            m = box.bits(cubes)
+            assert box.members(m) == cubes
+            assert box.members(box.tops(m)) == o._column_tops(cubes)
+            lo, hi = [min(c[i] for c in cubes) for i in range(3)], [max(c[i] for c in cubes) for i in range(3)]
+            assert o._probes(tuple(cubes), level, g) == [c for c in o.legal_additions(cubes, level, g)
+                                                         if all(lo[i] <= c[i] <= hi[i] for i in range(3))]
+            assert all(box.best_visible(m, c) == max(box.visible(m, c, ax) for ax in vx.AXES) for c in box.cells)
+            twice = {(y, z) for (x, y, z) in cubes if sum((y, z) == (c[1], c[2]) for c in cubes) > 1}
+            assert box.members(box.twice_along_x(m)) == sorted((0, y, z) for y, z in twice)
+
+
+def test_grid_distance_is_the_best_overlap_over_all_shifts():
+    def plain(a, b):
+        ca, cb = vx.cells_of(a), vx.cells_of(b)
+        best = max((len(ca & {(r + dr, c + dc) for r, c in cb}) for dr in range(-5, 6) for dc in range(-6, 7)),
+                   default=0)
+        return len(ca) + len(cb) - 2 * best
+
+    rng = np.random.default_rng(6)
+    for _ in range(120):
+        a, b = (tuple("".join(rng.choice(["#", "-"], size=int(w))) for _ in range(int(rng.integers(1, 5))))
+                for w in rng.integers(1, 6, size=2))
+        assert vx.grid_distance(a, b) == plain(a, b)
+
+
+def test_margins_pass_is_the_ladder_s_verdict():
+    # With the star on every column top in turn (its face hidden or not), and a third drawing one cell from the
+    # right view (too close at levels 1-2).
+    verdicts = set()
+    for s in pool():
+        i = next(i for i, k in enumerate(s.kinds) if k not in ("right", "toggle"))
+        near = [g for g in o._toggles(o.right_view(s.cubes)) if g not in s.options][0]
+        closer = s.options[:i] + (near,) + s.options[i + 1:]
+        for star in o._column_tops(s.cubes):
+            for t in (replace(s, star=star), replace(s, star=star, options=closer)):
+                ok = o._margins_pass(t)
+                assert ok == (not o.ladder(t).failing_margins())
+                verdicts.add(ok)
+    assert verdicts == {True, False}
 
 
 class CountingGenerator:

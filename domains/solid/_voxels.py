@@ -226,23 +226,24 @@ def _array(grid: Sequence[str]) -> np.ndarray:
 @functools.lru_cache(maxsize=4096)
 def grid_distance(a: tuple[str, ...], b: tuple[str, ...]) -> int:
     """Cells filled in exactly one of two grids at the relative shift that minimises that number."""
-    # Rows as bit masks (bit k: column k filled); the best overlap over every shift of b against a (0 when none
-    # overlaps), counted row by row.
-    ma = [sum(1 << k for k, ch in enumerate(row) if ch == FILLED) for row in a]
-    mb = [sum(1 << k for k, ch in enumerate(row) if ch == FILLED) for row in b]
+    # Each grid as one integer, row r's bit mask (bit k: column k filled) at bits r * w..: with w wide enough that
+    # no shift of b carries a row into the next, one & and one popcount count the overlap at a shift (b's row k
+    # on a's row k + dr, its column l on a's column l + dc). The best overlap over every shift (0 when none
+    # overlaps).
+    ma, mb = [_row_mask(row) for row in a], [_row_mask(row) for row in b]
     ha, hb = len(ma), len(mb)
     wa, wb = max((len(row) for row in a), default=0), max((len(row) for row in b), default=0)
-    best = 0
-    for dr in range(1 - hb, ha):                 # b's row k lies on a's row k + dr
-        pairs = [(ma[k + dr], mb[k]) for k in range(max(0, -dr), min(hb, ha - dr))]
-        for dc in range(1 - wb, wa):             # b's column l lies on a's column l + dc
-            if dc >= 0:
-                n = sum((x & (y << dc)).bit_count() for x, y in pairs)
-            else:
-                n = sum((x & (y >> -dc)).bit_count() for x, y in pairs)
-            if n > best:
-                best = n
+    w = wa + 2 * wb
+    big_a = sum(m << (r * w) for r, m in enumerate(ma)) << ((hb - 1) * w + wb - 1) if hb and wb else 0
+    big_b = sum(m << (r * w) for r, m in enumerate(mb))
+    best = max(((big_a & (big_b << (i * w + j))).bit_count() for i in range(ha + hb - 1) for j in range(wa + wb - 1)),
+               default=0)
     return sum(m.bit_count() for m in ma) + sum(m.bit_count() for m in mb) - 2 * best
+
+
+@functools.lru_cache(maxsize=None)
+def _row_mask(row: str) -> int:
+    return sum(1 << k for k, ch in enumerate(row) if ch == FILLED)
 
 
 def grid_connected(grid: Sequence[str]) -> bool:

@@ -22,6 +22,7 @@ Legibility: cubes >= 48 px per edge, view cells 32 px, labels bold 20-22 px."""
 from __future__ import annotations
 
 import functools
+import itertools
 from collections import Counter
 from dataclasses import dataclass, replace
 
@@ -142,14 +143,25 @@ def visibility(scene: Scene) -> dict[str, float]:
 def _visibility(cubes, level: int, grid: int, star) -> dict[str, float]:
     box = _box(grid, HMAX[level])
     s = box.bits(cubes)
-    lo = [min(c[i] for c in cubes) for i in range(3)]
-    hi = [max(c[i] for c in cubes) for i in range(3)]
-    probes = [c for c in legal_additions(cubes, level, grid)
-              if lo[0] <= c[0] <= hi[0] and lo[1] <= c[1] <= hi[1] and lo[2] <= c[2] <= hi[2]]
     return {"tops": min(box.visible(s, c, "+z") for c in _column_tops(cubes)),
-            "probes": min((box.best_visible(s, c) for c in probes), default=1.0),
+            "probes": min((box.best_visible(s, c) for c in _probes(cubes, level, grid)), default=1.0),
             "cubes": min(box.best_visible(s, c) for c in cubes) if level == 3 else 1.0,
             "star": box.visible(s, star, "+z")}
+
+
+def _probes(cubes, level: int, grid: int) -> list[tuple[int, int, int]]:
+    """The legal additions inside the object's bounding box, sorted."""
+    box = _box(grid, HMAX[level])
+    return box.members(box.probes(box.bits(cubes), level))
+
+
+def _probes_and_cubes_seen(cubes, level: int, grid: int) -> bool:
+    """visibility()'s "cubes" and "probes" both >= PROBE_VISIBLE, stopping at the first place that fails (the
+    sampler rejects most level-3 candidates here)."""
+    box = _box(grid, HMAX[level])
+    s = box.bits(cubes)
+    return (level < 3 or all(box.best_hidden(s, c) <= _PROBE_HIDDEN for c in cubes)) \
+        and all(box.best_hidden(s, c) <= _PROBE_HIDDEN for c in box.members(box.probes(s, level)))
 
 
 class _Box:
@@ -165,8 +177,28 @@ class _Box:
         self.floor = sum(self.bit[c] for c in self.cells if c[2] == 0)
         self.ntop = sum(self.bit[c] for c in self.cells if c[2] < hmax - 1)       # a place above inside the box
         self.nfar = sum(self.bit[c] for c in self.cells if c[1] < grid - 1)       # a place at y + 1 inside
-        self.dy, self.dx = hmax, grid * hmax
+        self.grid, self.dy, self.dx = grid, hmax, grid * hmax
+        self.plane = (1 << self.dx) - 1                                             # the places at x = 0
+        # planes[i][v]: the places whose coordinate i is v
+        self.planes = [[sum(self.bit[c] for c in self.cells if c[i] == v) for v in range(n)]
+                       for i, n in enumerate((grid, grid, hmax))]
+        # below_top[k]: the places with a place k above them inside the box
+        self.below_top = [sum(self.bit[c] for c in self.cells if c[2] < hmax - k) for k in range(hmax)]
+        # byte_cells[i][v]: the cells of bits 8 i .. 8 i + 7 set in v, ascending (v's lowest bit, then the rest)
+        self.byte_cells = []
+        for i in range(0, len(self.cells), 8):
+            table = [()]
+            for v in range(1, 256):
+                low = (v & -v).bit_length() - 1
+                table.append((self.cells[i + low],) + table[v & (v - 1)] if i + low < len(self.cells) else ())
+            self.byte_cells.append(table)
+        # column[y][x][h]: the mask of a column of h cubes standing on floor cell (x, y)
+        self.column = [[[((1 << h) - 1) << ((x * grid + y) * hmax) for h in range(hmax + 1)] for x in range(grid)]
+                       for y in range(grid)]
         self.blocks = self._blocks()
+        # top[y][x][h]: blocks[] of the top face of that column
+        self.top = [[[None] + [self.blocks[((x, y, h - 1), "+z")] for h in range(1, hmax + 1)] for x in range(grid)]
+                    for y in range(grid)]
 
     def bits(self, cubes) -> int:
         try:
@@ -176,10 +208,11 @@ class _Box:
 
     def members(self, m: int) -> list[tuple[int, int, int]]:
         out = []
-        while m:
-            low = m & -m
-            out.append(self.cells[low.bit_length() - 1])
-            m ^= low
+        for cells in self.byte_cells:       # eight bits at a time, lowest first
+            if not m:
+                break
+            out += cells[m & 255]
+            m >>= 8
         return out
 
     def spread(self, m: int) -> int:
@@ -187,29 +220,83 @@ class _Box:
         return (((m & self.ntop) << 1) | ((m >> 1) & self.ntop) | ((m & self.nfar) << self.dy)
                 | ((m >> self.dy) & self.nfar) | (m << self.dx) | (m >> self.dx)) & self.full
 
+    def probes(self, m: int, level: int) -> int:
+        """legal_additions(m) inside m's bounding box: places touching m, at levels 1-2 on the floor or on a cube."""
+        p = self.spread(m) & ~m
+        if level < 3:
+            p &= self.floor | ((m & self.ntop) << 1)
+        for planes in self.planes:          # inside m's range along x, along y, along z
+            vs = [v for v, q in enumerate(planes) if m & q]
+            p &= sum(planes[vs[0]:vs[-1] + 1])
+        return p
+
+    def tops(self, m: int) -> int:
+        """The highest cube of each column of m."""
+        above = 0
+        for k in range(1, self.dy):
+            above |= (m >> k) & self.below_top[k]
+        return m & ~above
+
+    def twice_along_x(self, m: int) -> int:
+        """The (y, z) places (as bits of the x = 0 plane) where m has two or more cubes."""
+        seen = twice = 0
+        for x in range(self.grid):
+            plane = (m >> x * self.dx) & self.plane
+            twice |= seen & plane
+            seen |= plane
+        return twice
+
+    def along_x(self, p: int) -> int:
+        """Bits of the x = 0 plane repeated at every x."""
+        return sum(p << x * self.dx for x in range(self.grid))
+
     def connected(self, m: int) -> bool:
         if not m:
             return False
+        ntop, nfar, dy, dx = self.ntop, self.nfar, self.dy, self.dx
         reach = m & -m
         while True:
-            grown = (reach | self.spread(reach)) & m
+            # reach | spread(reach), inside m
+            grown = (reach | ((reach & ntop) << 1) | ((reach >> 1) & ntop) | ((reach & nfar) << dy)
+                     | ((reach >> dy) & nfar) | (reach << dx) | (reach >> dx)) & m
             if grown == reach:
                 return reach == m
             reach = grown
 
-    def visible(self, m: int, c, axis: str) -> float:
-        hidden = 0
-        for b, pts in self.blocks[(c, axis)]:
+    def hidden(self, m: int, face) -> int:
+        """How many of the face's sample points m's cubes block."""
+        entry = self.blocks[face]
+        n = entry[2].get(m & entry[0])
+        return self.count(entry, m) if n is None else n
+
+    @staticmethod
+    def count(entry, m: int) -> int:
+        """hidden() counted from a face's blocks, and remembered: it depends only on which of them m fills."""
+        anywhere, blocks, memo = entry
+        pts = 0
+        for b, p in blocks:
             if m & b:
-                hidden |= pts
-        return 1.0 - hidden.bit_count() / (vx.SAMPLES * vx.SAMPLES)
+                pts |= p
+        if len(memo) > 4096:
+            memo.clear()
+        n = memo[m & anywhere] = pts.bit_count()
+        return n
+
+    def best_hidden(self, m: int, c) -> int:
+        """The fewest sample points m's cubes block on one of the cell's +x, +y, +z faces."""
+        return min(self.hidden(m, (c, ax)) for ax in vx.AXES)
+
+    def visible(self, m: int, c, axis: str) -> float:
+        return _FRACTION[self.hidden(m, (c, axis))]
 
     def best_visible(self, m: int, c) -> float:
-        return max(self.visible(m, c, ax) for ax in vx.AXES)
+        # The fraction falls as the count grows: the best face is the one with the fewest points blocked.
+        return _FRACTION[self.best_hidden(m, c)]
 
     def _blocks(self) -> dict:
-        """Per (place, axis) face: (bit of a place, mask of the face's sample points a cube there blocks), for every
-        place that blocks any. The slab test toward the viewer (direction CAM.w), one row per (face, place) pair."""
+        """Per (place, axis) face: (the bits of the places that block any of its sample points, ((bit of such a
+        place, mask of the points a cube there blocks), ...), a memo {the places filled among them: points
+        blocked}). The slab test toward the viewer (direction CAM.w), one row per (face, place) pair."""
         n = vx.SAMPLES
         t = (np.arange(n) + 0.5) / n
         uv = np.array([(a, b) for a in t for b in t])
@@ -231,7 +318,18 @@ class _Box:
         t_out = np.minimum(np.minimum(lo[0] + inv[0], lo[1] + inv[1]), lo[2] + inv[2])
         hit = t_out > np.maximum(t_in, 1e-9)
         masks = (hit.astype(np.int64) * (1 << np.arange(n * n, dtype=np.int64))).sum(axis=1).reshape(len(faces), -1)
-        return {f: tuple((1 << j, int(mk)) for j, mk in enumerate(row.tolist()) if mk) for f, row in zip(faces, masks)}
+        out = {}
+        for f, row in zip(faces, masks):
+            blocks = tuple((1 << j, int(mk)) for j, mk in enumerate(row.tolist()) if mk)
+            out[f] = (sum(b for b, _ in blocks), blocks, {})
+        return out
+
+
+# _FRACTION[k]: the visible fraction of a face with k of its sample points blocked.
+_FRACTION = tuple(1.0 - k / (vx.SAMPLES * vx.SAMPLES) for k in range(vx.SAMPLES * vx.SAMPLES + 1))
+# The most points a column top may have blocked and keep TOP_VISIBLE.
+_TOP_HIDDEN = max(k for k, f in enumerate(_FRACTION) if f >= TOP_VISIBLE)
+_PROBE_HIDDEN = max(k for k, f in enumerate(_FRACTION) if f >= PROBE_VISIBLE)
 
 
 @functools.lru_cache(maxsize=4)
@@ -302,37 +400,49 @@ def _q4_margin(scene: Scene) -> Margin:
     return Margin(float(d[0]), "cells", 1.0, "a wrong drawing equal to the right view")
 
 
-def ladder(scene: Scene) -> Ladder:
-    lv, pre = scene.level, _pre(scene.level)
+def _margins(scene: Scene) -> dict[str, Margin]:
+    """The ladder's margins by name (every question's margin is one of them)."""
     vis = visibility(scene)
     tops = Margin(vis["tops"], "fraction", TOP_VISIBLE, "a column top hidden behind nearer cubes")
-    probes = Margin(vis["probes"], "fraction", PROBE_VISIBLE, "a place for one more cube hidden from view")
-    q1m = Margin(vis["cubes"], "fraction", PROBE_VISIBLE, "a cube hidden behind nearer cubes") if lv == 3 else tops
+    return {"tops": tops,
+            "probes": Margin(vis["probes"], "fraction", PROBE_VISIBLE, "a place for one more cube hidden from view"),
+            "q1": (Margin(vis["cubes"], "fraction", PROBE_VISIBLE, "a cube hidden behind nearer cubes")
+                   if scene.level == 3 else tops),
+            "q4": _q4_margin(scene),
+            "star": Margin(vis["star"], "fraction", TOP_VISIBLE, "the starred top face hidden")}
+
+
+def _margins_pass(scene: Scene) -> bool:
+    """not ladder(scene).failing_margins(), without building the questions."""
+    return all(m.ok for m in _margins(scene).values())
+
+
+def ladder(scene: Scene) -> Ladder:
+    pre = _pre(scene.level)
+    m = _margins(scene)
     rungs = (
-        Question(1, "cube_count", f"{pre} How many cubes make up the object?", cube_count(scene), q1m),
+        Question(1, "cube_count", f"{pre} How many cubes make up the object?", cube_count(scene), m["q1"]),
         Question(2, "front_symmetric", f"{pre} {VIEWS} Is the view from FRONT mirror-symmetric left to right?",
-                 front_symmetric(scene), probes),
+                 front_symmetric(scene), m["probes"]),
         Question(3, "front_view_size", f"{pre} {VIEWS} Take the view from FRONT, cropped to the object: how "
                  "many squares wide and how many squares tall is it, and how many of its squares are filled?",
-                 front_size(scene), tops),
+                 front_size(scene), m["tops"]),
         Question(4, "right_view", f"{pre} {VIEWS} Which drawing, 1, 2, 3 or 4, is the view from RIGHT?",
-                 right_option(scene), _q4_margin(scene)),
+                 right_option(scene), m["q4"]),
         Question(5, "right_view_changes", f"{pre} {VIEWS} If the cube marked with a star were removed (nothing "
-                 "else moves), would the view from RIGHT change?", counterfactual(edit(scene)),
-                 Margin(vis["star"], "fraction", TOP_VISIBLE, "the starred top face hidden"),
+                 "else moves), would the view from RIGHT change?", counterfactual(edit(scene)), m["star"],
                  edit="remove the starred cube"),
     )
     open_q = Question(6, "top_view_count", f"{pre} How many squares are filled in the view from directly above "
-                      "(the top view)? Explain how you found them.", top_count(scene), tops)
+                      "(the top view)? Explain how you found them.", top_count(scene), m["tops"])
     return Ladder(rungs, open_q)
 
 
 def rephrase_q4(scene: Scene) -> Question:
     """mirror(left) = right: the same drawing answers (identity)."""
-    q4 = ladder(scene).rungs[3]
     return Question(4, "mirrored_left_view", f"{_pre(scene.level)} {VIEWS} The LEFT side is the side opposite "
                     "RIGHT. Which drawing, 1, 2, 3 or 4, is the mirror image of the view from the LEFT side?",
-                    q4.answer, q4.margin)
+                    right_option(scene), _q4_margin(scene))
 
 
 def minimal_pair(scene: Scene) -> Scene:
@@ -347,17 +457,23 @@ def minimal_pair(scene: Scene) -> Scene:
     sx, sy, sz = scene.star
     kinds = list(scene.kinds)
     kinds[k], kinds[r0] = "right", "toggle"
+    rcells = {(-z, -x) for x, _, z in scene.cubes}          # right_view's cells
+    r = vx.grid_of(rcells)
     for c in legal_additions(scene.cubes, scene.level, scene.grid):
-        if (c[0], c[1]) == (sx, sy) or right_view(scene.cubes + (c,)) != want:
+        if (c[0], c[1]) == (sx, sy):
+            continue
+        cell = (-c[2], -c[0])
+        if (r if cell in rcells else vx.grid_of(rcells | {cell})) != want:      # right_view(cubes + (c,))
             continue
         twin = replace(scene, cubes=tuple(sorted(scene.cubes + (c,))), kinds=tuple(kinds))
         if not _q4_margin(twin).ok:         # the cheap margin first
             continue
         try:
-            if not ladder(twin).failing_margins():
-                return twin
+            right_option(twin)              # the one part of the ladder that can reject
         except Reject:
             continue
+        if _margins_pass(twin):
+            return twin
     raise Reject("no_minimal_pair")
 
 
@@ -369,27 +485,24 @@ class _Draws:
     BLOCK = 256
 
     def __init__(self, rng: np.random.Generator):
-        self._rng, self._buf = rng, []
-
-    def uniform(self) -> float:
-        if not self._buf:
-            self._buf = self._rng.random(self.BLOCK).tolist()[::-1]
-        return self._buf.pop()
+        # One C-level iterator over the blocks, each drawn only when the one before has run out.
+        blocks = iter(lambda: rng.random(self.BLOCK).tolist(), None)
+        self.uniform = itertools.chain.from_iterable(blocks).__next__
 
     def below(self, n: int) -> int:
         # u <= 1 - 2**-53, and u * n rounds to a double below n for every n < 2**53: no guard needed.
         return int(self.uniform() * n)
 
     def between(self, lo: int, hi: int) -> int:
-        return lo + self.below(hi - lo + 1)
+        return lo + int(self.uniform() * (hi - lo + 1))
 
     def chance(self, p: float) -> bool:
         return self.uniform() < p
 
     def shuffled(self, seq) -> list:
-        out = list(seq)
+        out, u = list(seq), self.uniform
         for i in range(len(out) - 1, 0, -1):
-            j = self.below(i + 1)
+            j = int(u() * (i + 1))          # below(i + 1)
             out[i], out[j] = out[j], out[i]
         return out
 
@@ -416,11 +529,15 @@ def _heightmap(d: _Draws, level: int, symmetric: bool, mirrored: bool = False) -
     one away). `mirrored`: line j copies line wy-1-j, so that the whole set is mirror-symmetric in y. Sorted."""
     g, hmax = GRID[level], HMAX[level]
     box = _box(g, hmax)
+    column, top = box.column, box.top
+    # The draws inline: lo + int(u() * (hi - lo + 1)) is d.between(lo, hi), int(u() * n) d.below(n), u() < p
+    # d.chance(p).
+    u = d.uniform
     most = CUBES[1] + (level == 3)
     for _ in range(40):
-        wy = d.between(2, g)
-        y0 = d.below(g - wy + 1)
-        prof = [d.between(1, hmax) for _ in range(wy)]
+        wy = 2 + int(u() * (g - 1))
+        y0 = int(u() * (g - wy + 1))
+        prof = [1 + int(u() * hmax) for _ in range(wy)]
         if symmetric:
             prof = prof[: (wy + 1) // 2] + prof[: wy // 2][::-1]
         elif prof == prof[::-1]:
@@ -428,27 +545,38 @@ def _heightmap(d: _Draws, level: int, symmetric: bool, mirrored: bool = False) -
         lines: dict[int, tuple[list, list]] = {}
         s = 0
         for j in range(wy - 1, -1, -1):
-            y = y0 + j
-            for _ in range(1 if mirrored and j < wy // 2 else 6):
-                if mirrored and j < wy // 2:
+            y, pj = y0 + j, prof[j]
+            column_y, top_y = column[y], top[y]
+            copy = mirrored and j < wy // 2
+            for _ in range(1 if copy else 6):
+                if copy:
                     xs, hs = lines[wy - 1 - j]
                 else:
-                    k = d.between(1, g)
-                    if d.chance(0.7):
+                    k = 1 + int(u() * g)
+                    if u() < 0.7:
                         lo, hi = 0, g - k
                         if lines:           # overlap the line built before (cubes on the floor touch)
                             near = lines[j + 1][0]
                             lo, hi = max(lo, near[0] - k + 1), min(hi, near[-1])
-                        x0 = d.between(lo, hi)
+                        x0 = lo + int(u() * (hi - lo + 1))
                         xs = list(range(x0, x0 + k))
                     else:
                         xs = sorted(d.shuffled(range(g))[:k])
-                    hs = [d.between(1, prof[j]) for _ in range(k)]
-                    hs[d.below(k)] = prof[j]
-                    if d.chance(0.6):       # lower columns nearer the viewer (+x) hide less; F stays the same
+                    hs = []
+                    for _ in range(k):
+                        hs.append(1 + int(u() * pj))
+                    hs[int(u() * k)] = pj
+                    if u() < 0.6:         # lower columns nearer the viewer (+x) hide less; F stays the same
                         hs.sort(reverse=True)
-                t = s | box.bits((x, y, z) for x, h in zip(xs, hs) for z in range(h))
-                if all(box.visible(t, (x, y, h - 1), "+z") >= TOP_VISIBLE for x, h in zip(xs, hs)):
+                t = s
+                for x, h in zip(xs, hs):
+                    t |= column_y[x][h]
+                for x, h in zip(xs, hs):            # box.hidden of each column top, inline
+                    entry = top_y[x][h]
+                    n = entry[2].get(t & entry[0])
+                    if (box.count(entry, t) if n is None else n) > _TOP_HIDDEN:
+                        break
+                else:
                     lines[j], s = (xs, hs), t
                     break
             else:
@@ -478,11 +606,10 @@ def _overhangs(d: _Draws, cubes: list, symmetric: bool, paired: bool) -> list | 
         return box.bit[c] | (box.bit[t] if paired else 0)
 
     def take_out(s: int) -> int | None:
-        cands = box.members(s & (s >> 1) & box.ntop)           # a cube right above
+        m = s & (s >> 1) & box.ntop                             # a cube right above
         if keep:
-            depth = Counter((y, z) for _, y, z in box.members(s))
-            cands = [c for c in cands if depth[(c[1], c[2])] > 1]
-        c = d.first(cands, lambda c: box.connected(s & ~pair(c)))
+            m &= box.along_x(box.twice_along_x(s))                  # and another cube at the same (y, z)
+        c = d.first(box.members(m), lambda c: box.connected(s & ~pair(c)))
         return None if c is None else s & ~pair(c)
 
     def glue_on(s: int) -> int | None:
@@ -578,18 +705,17 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         if (vx.flip(front) == front) != symmetric:
             continue                        # only an asymmetric target's overhangs can land here
         s = box.bits(cubes)
-        tops = _column_tops(cubes)
-        if min(box.visible(s, c, "+z") for c in tops) < TOP_VISIBLE:
+        tops = box.members(box.tops(s))     # _column_tops(cubes)
+        if any(box.hidden(s, (c, "+z")) > _TOP_HIDDEN for c in tops):
             continue                        # the cheap check first: most rejected scenes hide a column top
         depth = Counter((x, z) for x, _, z in cubes)        # cubes per (x, z): the right view's depth there
         star = d.first([c for c in tops if (depth[(c[0], c[2])] == 1) == q5],
                        lambda c: box.connected(s & ~box.bit[c]))
         if star is None:
             continue
-        r = right_view(cubes)
-        vis = visibility(Scene(level, g, cubes, star, (r,), ("right",)))
-        if vis["probes"] < PROBE_VISIBLE or vis["cubes"] < PROBE_VISIBLE:
+        if not _probes_and_cubes_seen(cubes, level, g):
             continue
+        r = right_view(cubes)
         rcells = {(-z, -x) for x, _, z in cubes}
         toggles = sorted({vx.grid_of(rcells | {(-c[2], -c[0])}) for c in legal_additions(cubes, level, g)
                           if (c[0], c[1]) != star[:2] and (-c[2], -c[0]) not in rcells})
@@ -600,7 +726,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
             order = d.shuffled([("toggle", toggle)] + others)
             order.insert(q4, ("right", r))
             scene = Scene(level, g, cubes, star, tuple(x for _, x in order), tuple(k for k, _ in order))
-            if ladder(scene).failing_margins():
+            if not _margins_pass(scene):    # (the four drawings differ: right_option cannot reject)
                 continue
             try:
                 minimal_pair(scene)
@@ -638,16 +764,23 @@ def _star(canvas: Canvas, centre, r: float) -> None:
     shapes.polygon(canvas, pts, Style(stroke=BLACK, fill=STAR_RGB, width_px=1.5))
 
 
+_OPTION_LABEL = LABEL.with_(font_px=22.0)
+
+
 def _panel(canvas: Canvas, grid: tuple[str, ...], label: str, cx: float) -> None:
     """One candidate drawing: its cropped grid of CELL_PX squares, filled grey or white, black lines."""
     ctx = canvas.ctx
     h, w = len(grid), len(grid[0])
     x0, y0 = cx - w * CELL_PX / 2, PANEL_TOP + 30
-    for r, row in enumerate(grid):
-        for c, ch in enumerate(row):
-            ctx.rectangle(x0 + c * CELL_PX, y0 + r * CELL_PX, CELL_PX, CELL_PX)
-            ctx.set_source_rgb(*(GREY if ch == vx.FILLED else WHITE))
-            ctx.fill()
+    # The cells of one colour as one path: they lie on whole pixels (the panel centres are), so that filling them
+    # together or one by one covers the same pixels alike.
+    for colour, filled in ((GREY, True), (WHITE, False)):
+        for r, row in enumerate(grid):
+            for c, ch in enumerate(row):
+                if (ch == vx.FILLED) == filled:
+                    ctx.rectangle(x0 + c * CELL_PX, y0 + r * CELL_PX, CELL_PX, CELL_PX)
+        ctx.set_source_rgb(*colour)
+        ctx.fill()
     ctx.set_source_rgb(*BLACK)
     ctx.set_line_width(2.0)
     for r in range(h + 1):
@@ -657,7 +790,7 @@ def _panel(canvas: Canvas, grid: tuple[str, ...], label: str, cx: float) -> None
         ctx.move_to(x0 + c * CELL_PX, y0)
         ctx.line_to(x0 + c * CELL_PX, y0 + h * CELL_PX)
     ctx.stroke()
-    draw_text_px(canvas, label, (cx, PANEL_TOP + 12), LABEL.with_(font_px=22.0))
+    draw_text_px(canvas, label, (cx, PANEL_TOP + 12), _OPTION_LABEL)
 
 
 def draw(scene: Scene, canvas: Canvas) -> None:
