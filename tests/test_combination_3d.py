@@ -175,7 +175,7 @@ def test_rephrase_is_identity_and_edit_only_removes_the_star(s):
 
 def test_box_visibility_rotations_and_probes_match_plain_versions():
     """The precomputed visibility of sets inside [0, 3)^3 equals the dense slab test to the bit; `vx.rotated` is the
-    matrix product, normalised; `_probe_cells` is the bounding-box scan."""
+    matrix product, normalised; `_probe_word` is the bounding-box scan, and the drawing's visibility follows."""
     rng = np.random.default_rng(5)
     for _ in range(80):
         cubes = sorted({tuple(int(v) for v in rng.integers(0, 3, 3)) for _ in range(int(rng.integers(1, 12)))})
@@ -189,5 +189,26 @@ def test_box_visibility_rotations_and_probes_match_plain_versions():
         assert vx.rotated(cubes, k) == vx.normalise(occ @ pj.CUBE_ROTATIONS[k].T)
         lo, hi = occ.min(axis=0), occ.max(axis=0)
         box = itertools.product(*(range(a, b + 1) for a, b in zip(lo.tolist(), hi.tolist())))
-        assert m._probe_cells(cubes) == [c for c in box if c not in cubes
-                                         and any(n in cubes for n in vx.neighbours(c))]
+        probes = [c for c in box if c not in cubes and any(n in cubes for n in vx.neighbours(c))]
+        word, probe_word = m._probe_word(cubes)
+        assert word == sum(1 << m._BIT[c] for c in cubes) and probe_word == sum(1 << m._BIT[c] for c in probes)
+        # the drawing's two minima, from the plain best-face fractions; the quick refusal never refuses a drawing
+        # that passes
+        best = vx.best_face_visibility(cubes, list(cubes) + probes)
+        want = (float(best[:len(cubes)].min()), float(best[len(cubes):].min()) if probes else 1.0)
+        assert m.drawing_visibility(tuple(cubes)) == want
+        assert m._visible_drawing(tuple(cubes)) == (min(want) >= m.VISIBLE)
+
+
+def test_shape_signature_agrees_with_canonical_forms():
+    """Rotations share a signature, and `same_shape` is the comparison of canonical forms (turned copies, mirror
+    images, one cube moved, random sets)."""
+    rng = np.random.default_rng(6)
+    for _ in range(100):
+        a = vx.normalise({tuple(int(v) for v in rng.integers(0, 3, 3)) for _ in range(int(rng.integers(1, 10)))})
+        turned = vx.rotated(a, int(rng.integers(24)))
+        assert m._shape_signature(turned) == m._shape_signature(a) and m.same_shape(turned, a)
+        moved = [c for c in m.moves(a)][:2] if vx.connected(a) else []
+        for b in [vx.mirror(a), *moved,
+                  vx.normalise({tuple(int(v) for v in rng.integers(0, 3, 3)) for _ in range(len(a))})]:
+            assert m.same_shape(a, b) == (vx.canonical(a) == vx.canonical(b))

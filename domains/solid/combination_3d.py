@@ -69,50 +69,89 @@ class Scene:
 
 # --- geometry (pure) -----------------------------------------------------------------------------------------------
 
-def block_cells(scene: Scene) -> list[tuple[int, int, int]]:
-    a, b, c = scene.block
-    return [(x, y, z) for x in range(a) for y in range(b) for z in range(c)]
-
-
 def gap(scene: Scene) -> tuple[tuple[int, int, int], ...]:
-    p = set(scene.piece)
-    return tuple(c for c in block_cells(scene) if c not in p)
+    return _gap(scene.block, scene.piece)
+
+
+@functools.lru_cache(maxsize=4096)
+def _gap(block, piece) -> tuple[tuple[int, int, int], ...]:
+    p = set(piece)
+    return tuple(c for c in itertools.product(*(range(d) for d in block)) if c not in p)
+
+
+@functools.lru_cache(maxsize=16384)
+def _shape_signature(cubes: tuple) -> tuple:
+    """Invariants of a cube set under turning and moving: its cube counts layer by layer along each axis (read
+    from the nearer end, the three sorted) and its sorted numbers of face neighbours. Sets whose signatures differ
+    are no rotations of each other: most canonical forms are not needed."""
+    s = set(cubes)
+    layers = []
+    for coords in zip(*s):
+        lo = min(coords)
+        counts = [0] * (max(coords) - lo + 1)
+        for v in coords:
+            counts[v - lo] += 1
+        layers.append(min(counts, counts[::-1]))
+    degrees = sorted(((x + 1, y, z) in s) + ((x - 1, y, z) in s) + ((x, y + 1, z) in s) + ((x, y - 1, z) in s)
+                     + ((x, y, z + 1) in s) + ((x, y, z - 1) in s) for x, y, z in s)
+    return tuple(map(tuple, sorted(layers))), tuple(degrees)
+
+
+def same_shape(a: tuple, b: tuple) -> bool:
+    """Whether one cube set is a rotation of the other (their canonical forms agree)."""
+    return _shape_signature(a) == _shape_signature(b) and vx.canonical(a) == vx.canonical(b)
 
 
 def fitting(scene: Scene, cells) -> list[int]:
     """Candidates (indices) that are a rotation of `cells`."""
-    want = vx.canonical(cells)
-    return [i for i, c in enumerate(scene.candidates) if vx.canonical(c) == want]
+    cells = tuple(cells)
+    return [i for i, c in enumerate(scene.candidates) if same_shape(c, cells)]
 
 
 def separation(scene: Scene, cells) -> int:
     """Lower bound on the best-alignment difference from `cells` to the nearest candidate that is not a rotation
     of it (see the module docstring)."""
-    want = vx.canonical(cells)
+    cells = tuple(cells)
     out = []
     for c in scene.candidates:
-        if vx.canonical(c) == want:
+        if same_shape(c, cells):
             continue
-        out.append(2 if len(c) == len(want) else abs(len(c) - len(want)))
+        out.append(2 if len(c) == len(cells) else abs(len(c) - len(cells)))
     return min(out)
 
 
-def _probe_cells(cubes) -> list[tuple[int, int, int]]:
-    """Empty cells of the bounding box that touch the set."""
-    s = set(cubes)
-    xs, ys, zs = zip(*s)
-    x0, x1, y0, y1, z0, z1 = min(xs), max(xs), min(ys), max(ys), min(zs), max(zs)
-    touching = {n for c in s for n in vx.neighbours(c)} - s
-    return [c for c in sorted(touching) if x0 <= c[0] <= x1 and y0 <= c[1] <= y1 and z0 <= c[2] <= z1]
+# Every drawing lies in the box [0, 3)^3: cell (x, y, z) is bit 9 x + 3 y + z of a set's word, so that ascending
+# bits are the cells in sorted order.
+_BOX = tuple(itertools.product(range(3), repeat=3))
+_BIT = {c: i for i, c in enumerate(_BOX)}
+_NEAR = tuple(sum(1 << _BIT[n] for n in vx.neighbours(c) if n in _BIT) for c in _BOX)    # face neighbours' bits
+_BURIABLE = sum(1 << i for i, c in enumerate(_BOX) if max(c) < 2)                  # +x, +y, +z neighbours in the box
+# _SPAN[k][lo][hi]: the cells whose coordinate k lies in lo..hi
+_SPAN = tuple(tuple(tuple(sum(1 << i for i, c in enumerate(_BOX) if lo <= c[k] <= hi) for hi in range(3))
+                    for lo in range(3)) for k in range(3))
+
+
+def _probe_word(cubes) -> tuple[int, int]:
+    """(the set's word, the word of the empty cells of its bounding box that touch it)."""
+    word = near = 0
+    for c in cubes:
+        i = _BIT[c]
+        word |= 1 << i
+        near |= _NEAR[i]
+    xs, ys, zs = zip(*cubes)
+    box = _SPAN[0][min(xs)][max(xs)] & _SPAN[1][min(ys)][max(ys)] & _SPAN[2][min(zs)][max(zs)]
+    return word, near & box & ~word
 
 
 @functools.lru_cache(maxsize=8192)
 def drawing_visibility(cubes) -> tuple[float, float]:
     """(min best-face fraction over the cubes, min over empty touching cells of the bounding box if added)."""
-    probes = _probe_cells(cubes)
-    best = vx.best_face_visibility(cubes, list(cubes) + probes)     # one pass: each face's fraction stands alone
-    a, b = best[:len(cubes)].min(), best[len(cubes):].min() if probes else 1.0
-    return float(a), float(b)
+    word, probes = _probe_word(cubes)
+    # The fraction of all 81 faces of the box at once (what `vx.best_face_visibility` reads for cells in the box);
+    # each face's fraction stands alone, so one pass serves the cubes and the empty cells.
+    best = vx._box_word_visibility(word).reshape(27, 3).max(axis=1).tolist()
+    a = min(best[_BIT[c]] for c in cubes)
+    return a, min((b for i, b in enumerate(best) if probes >> i & 1), default=1.0)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -165,6 +204,7 @@ def mirror_fits(scene: Scene) -> Record:
 
 # --- ladder --------------------------------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=256)       # sample, the builder and rephrase_q4 each ask for the same scene's ladder
 def ladder(scene: Scene) -> Ladder:
     g = gap(scene)
     p_vis, g_vis = _block_visibility(scene.piece, g)
@@ -213,8 +253,7 @@ def fits_box(cubes) -> bool:
 def moves(cubes):
     """Every set made by moving one cube to an empty cell beside the rest, connected and inside 3x3x3, rotations of
     `cubes` left out: yielded normalised, in a fixed order (cube moved, then target cell, both sorted)."""
-    s = set(cubes)
-    own = vx.canonical(cubes)
+    s, own = set(cubes), tuple(cubes)
     seen = set()
     for g in sorted(s):
         rest = s - {g}
@@ -224,7 +263,7 @@ def moves(cubes):
             new = vx.normalise(rest | {c})
             if new not in seen:
                 seen.add(new)
-                if fits_box(new) and vx.canonical(new) != own:
+                if fits_box(new) and not same_shape(new, own):
                     yield new
 
 
@@ -232,20 +271,26 @@ def random_move(rng, cubes, tries: int = 20):
     """One cube moved to a random empty cell beside the rest (connected, inside 3x3x3, not a rotation of the
     original), or None."""
     s = sorted(set(cubes))
-    own = vx.canonical(s)
+    own = tuple(s)
     for _ in range(tries):
         g = s[int(rng.integers(len(s)))]
         rest = set(s) - {g}
         cells = sorted({n for r in rest for n in vx.neighbours(r)} - set(s))
         c = cells[int(rng.integers(len(cells)))]
         new = rest | {c}
-        if vx.connected(rest) and fits_box(new) and vx.canonical(new) != own:
-            return vx.normalise(new)
+        if vx.connected(rest) and fits_box(new):
+            new = vx.normalise(new)
+            if not same_shape(new, own):
+                return new
     return None
 
 
 def _visible_drawing(cubes) -> bool:
-    """For a normalised cube set (as every caller has)."""
+    """Whether `drawing_visibility` passes. A cube, or an empty cell if added, whose +x, +y and +z neighbours are
+    cubes shows no face: that quick test turns away a third of the rotations `_turned` tries."""
+    word, probes = _probe_word(cubes)
+    if (word | probes) & _BURIABLE & (word >> 9) & (word >> 3) & (word >> 1):
+        return False
     a, b = drawing_visibility(cubes)
     return a >= VISIBLE and b >= VISIBLE
 
@@ -259,11 +304,10 @@ def minimal_pair(scene: Scene) -> Scene:
     k = OPTIONS.index(q4) if q4 != NONE else scene.kinds.index("moved") if "moved" in scene.kinds else None
     if k is None:
         raise Reject("no_minimal_pair")
-    shapes = {vx.canonical(c) for i, c in enumerate(scene.candidates) if i != k}
-    want = vx.canonical(g)
+    others = [c for i, c in enumerate(scene.candidates) if i != k]
     for new in moves(scene.candidates[k]):
-        canon = vx.canonical(new)
-        if canon in shapes or (q4 == NONE) != (canon == want) or not _visible_drawing(new):
+        if any(same_shape(new, c) for c in others) or (q4 == NONE) != same_shape(new, g) or \
+                not _visible_drawing(new):
             continue
         kinds = list(scene.kinds)
         kinds[k] = "moved" if q4 != NONE else "gap"
@@ -284,66 +328,86 @@ def _random_polycube(rng, n: int) -> tuple | None:
     return vx.normalise(cells)
 
 
-def _grow_gap(rng, block, n: int, sym_axis: int | None) -> set | None:
-    """A connected set of about n block cells, mirror-symmetric across the block's mid-plane normal to `sym_axis`
-    when given (then achiral). Cells whose +x, +y, +z neighbours are gap cells or outside the block (behind the
-    gap, as seen) are likelier, GROW_BIAS per such neighbour: the gap stays open toward the viewer, so that its
-    cells and the piece cubes behind it remain in view."""
-    around, nearer = _block_neighbours(block)
-
-    def mirror(c):
-        if sym_axis is None:
-            return c
-        c = list(c)
-        c[sym_axis] = block[sym_axis] - 1 - c[sym_axis]
-        return tuple(c)
-
+def _grow_gap(rng, block, n: int, sym_axis: int | None) -> int | None:
+    """About n block cells grown from a seed, face neighbour by face neighbour, mirror-symmetric across the block's
+    mid-plane normal to `sym_axis` when given (then achiral, and maybe not connected), as a word (bit 9 x + 3 y + z
+    per cell, as in `_BIT`). Cells whose +x, +y, +z neighbours are gap cells or outside the block (behind the gap,
+    as seen) are likelier, GROW_BIAS per such neighbour: the gap stays open toward the viewer, so that its cells and
+    the piece cubes behind it remain in view."""
+    t = _block_tables(block)
+    mirror = t.mirror[sym_axis] if sym_axis is not None else range(27)
     r = rng.random()
-    if r < SEED_SHEET and min(block) == 2 and max(block) == 3:
-        # The cells of the thin (2-cube) side just in front of the cubes that nothing else could show: a gap
-        # there keeps every piece cube behind it in view.
-        t = block.index(2)
-        g = {tuple(1 if i == t else c[i] for i in range(3))
-             for c in itertools.product(*(range(d - 1) for d in block))}
-        g |= {mirror(c) for c in g}
+    if r < SEED_SHEET and t.sheet:
+        g = set(t.sheet)
+        g.update([mirror[c] for c in g])
     elif r < SEED_SHEET + SEED_FRONT:
-        start = tuple(d - 1 for d in block)
-        g = {start, mirror(start)}
+        g = {t.front_corner, mirror[t.front_corner]}
     else:
-        start = tuple(int(rng.integers(d)) for d in block)
-        g = {start, mirror(start)}
-    front = {m for c in g for m in around[c]} - g
+        start = 9 * int(rng.integers(block[0])) + 3 * int(rng.integers(block[1])) + int(rng.integers(block[2]))
+        g = {start, mirror[start]}
+    around, behind = t.around, t.behind
+    front = set().union(*[around[c] for c in g]) - g
+    ahead = list(t.outside)                     # per cell: +x, +y, +z neighbours outside the block or in the gap
+    for c in g:
+        for m in behind[c]:
+            ahead[m] += 1
     while len(g) < n:
         if not front:
             return None
-        cells = sorted(front)
-        # GROW_BIAS ** (+x, +y, +z neighbours outside the block or in the gap), summed in order (= np.cumsum)
-        w = list(itertools.accumulate([_BIAS_POWERS[nearer[c][0] + len(g.intersection(nearer[c][1]))]
-                                       for c in cells]))
+        cells = sorted(front)                   # ascending ids are the cells in sorted order
+        # GROW_BIAS ** ahead, summed in order (= np.cumsum)
+        w = list(itertools.accumulate([_BIAS_POWERS[ahead[c]] for c in cells]))
         c = cells[min(bisect.bisect_right(w, rng.random() * w[-1]), len(cells) - 1)]
-        for new in {c, mirror(c)}:
+        for new in {c, mirror[c]}:
             g.add(new)
             front.discard(new)
-            front.update(m for m in around[new] if m not in g)
-    return g if vx.connected(g) else None
+            front |= around[new] - g
+            for m in behind[new]:
+                ahead[m] += 1
+    return sum(1 << c for c in g)
 
 
 _BIAS_POWERS = tuple(GROW_BIAS ** k for k in range(4))
 
 
+@dataclass(frozen=True)
+class _BlockTables:
+    """Per cell id (9 x + 3 y + z) of a block: its face neighbours inside the block (ids); how many of its +x, +y,
+    +z neighbours lie outside the block; its -x, -y, -z neighbours inside the block (the cells it lies ahead of);
+    per axis, the id of its mirror image across the block's mid-plane. And the block's cells, sorted; the seed
+    sheet of `_grow_gap` (empty unless the block is 2 x 3 x 3 in some order); the corner nearest the viewer."""
+    around: tuple
+    outside: tuple
+    behind: tuple
+    mirror: tuple
+    cells: tuple
+    sheet: tuple
+    front_corner: int
+
+
 @functools.lru_cache(maxsize=None)
-def _block_neighbours(block) -> tuple[dict, dict]:
-    """Per cell of the block: its face neighbours inside the block; and (how many of its +x, +y, +z neighbours lie
-    outside the block, those that lie inside)."""
+def _block_tables(block) -> _BlockTables:
     def inside(c):
         return 0 <= c[0] < block[0] and 0 <= c[1] < block[1] and 0 <= c[2] < block[2]
 
-    around, nearer = {}, {}
-    for c in itertools.product(*(range(d) for d in block)):
-        around[c] = tuple(m for m in vx.neighbours(c) if inside(m))
-        ahead = [tuple(c[i] + (i == k) for i in range(3)) for k in range(3)]
-        nearer[c] = (sum(not inside(m) for m in ahead), tuple(m for m in ahead if inside(m)))
-    return around, nearer
+    cells = tuple(itertools.product(*(range(d) for d in block)))
+    around, outside, behind = [frozenset()] * 27, [0] * 27, [()] * 27
+    for c in cells:
+        i = _BIT[c]
+        around[i] = frozenset(_BIT[m] for m in vx.neighbours(c) if inside(m))
+        outside[i] = sum(not inside(tuple(c[j] + (j == k) for j in range(3))) for k in range(3))
+        behind[i] = tuple(_BIT[m] for m in (tuple(c[j] - (j == k) for j in range(3)) for k in range(3)) if inside(m))
+    mirror = tuple(tuple(_BIT[tuple(block[k] - 1 - c[j] if j == k else c[j] for j in range(3))] if inside(c) else i
+                         for i, c in enumerate(_BOX)) for k in range(3))
+    sheet = ()
+    if min(block) == 2 and max(block) == 3:
+        # The cells of the thin (2-cube) side just in front of the cubes that nothing else could show: a gap
+        # there keeps every piece cube behind it in view.
+        t = block.index(2)
+        sheet = tuple(sorted(_BIT[tuple(1 if j == t else c[j] for j in range(3))]
+                             for c in itertools.product(*(range(d - 1) for d in block))))
+    return _BlockTables(tuple(around), tuple(outside), tuple(behind), mirror, cells, sheet,
+                        _BIT[tuple(d - 1 for d in block)])
 
 
 def _buried(piece, block) -> bool:
@@ -375,15 +439,14 @@ def _slots(rng, q4: int, q5: int, length: int) -> list[int]:
 def _same_size(rng, level: int, g, need: int, q4_none: bool) -> list | None:
     """`need` distractors of |G| cubes: a moved copy first when Q4 is none, the mirror image when G is chiral
     (levels 2-3), then moved copies and other shapes."""
-    own = vx.canonical(g)
     out: list[tuple[str, tuple]] = []
-    seen = {own}
+    seen = [tuple(g)]                              # one set of each shape met so far
 
     def take(kind, cubes):
-        canon = vx.canonical(cubes)
-        if canon not in seen and fits_box(cubes):
-            seen.add(canon)
-            out.append((kind, vx.normalise(cubes)))
+        cubes = vx.normalise(cubes)
+        if fits_box(cubes) and not any(same_shape(cubes, c) for c in seen):
+            seen.append(cubes)
+            out.append((kind, cubes))
 
     if q4_none:
         moved = random_move(rng, g)
@@ -408,18 +471,17 @@ def _same_size(rng, level: int, g, need: int, q4_none: bool) -> list | None:
 def _other_size(rng, g, piece, star, need: int, q5_none: bool) -> list | None:
     """`need` candidates whose size is not |G|: decoys G + one other piece cube beside G (one first when Q5 is
     none), G less one cube, other shapes; none of them a rotation of G + star."""
-    gs = vx.canonical(set(g) | {star})
     decoys = [vx.normalise(set(g) | {c}) for c in sorted(piece)
               if c != star and any(n in set(g) for n in vx.neighbours(c))]
     minus = [vx.normalise(set(g) - {c}) for c in sorted(g) if len(g) > 2 and vx.connected(set(g) - {c})]
     out: list[tuple[str, tuple]] = []
-    seen = {gs, vx.canonical(g)}
+    seen = [vx.normalise(set(g) | {star}), tuple(g)]     # one set of each shape met so far
 
     def take(kind, cubes):
-        canon = vx.canonical(cubes)
-        if canon not in seen and fits_box(cubes) and len(cubes) != len(g):
-            seen.add(canon)
-            out.append((kind, vx.normalise(cubes)))
+        cubes = vx.normalise(cubes)
+        if len(cubes) != len(g) and fits_box(cubes) and not any(same_shape(cubes, c) for c in seen):
+            seen.append(cubes)
+            out.append((kind, cubes))
 
     if q5_none and decoys:
         for i in rng.permutation(len(decoys)):
@@ -446,27 +508,36 @@ def _block_and_gap(rng, level: int, achiral: bool):
     (at level 3 only a few per cent of grown gaps leave every piece cube and gap cell in view)."""
     for _ in range(GAP_TRIES):
         dims = BLOCKS[level][int(rng.integers(len(BLOCKS[level])))]
-        block = tuple(int(d) for d in rng.permutation(dims))
+        block = tuple(rng.permutation(dims).tolist())
         total = block[0] * block[1] * block[2]
         lo = max(GAP[level][0], total - PIECE[level][1])
         hi = min(GAP[level][1], total - PIECE[level][0])
         g = _grow_gap(rng, block, int(rng.integers(lo, hi + 1)), int(rng.integers(3)) if achiral and rng.random() < 0.5 else None)
-        if g is None or not lo <= len(g) <= hi or math.prod(vx.box_size(g)) == len(g):
-            continue                               # a box-shaped gap (a whole layer) is no puzzle
-        cells = [(x, y, z) for x in range(block[0]) for y in range(block[1]) for z in range(block[2])]
-        piece = tuple(c for c in cells if c not in g)
-        if _buried(piece, block) or not vx.connected(piece) or vx.achiral(g) != achiral:
+        if g is None or not lo <= g.bit_count() <= hi:
             continue
-        gt = tuple(sorted(g))
-        if min(_block_visibility(piece, gt)) < VISIBLE:
-            continue
-        cut = vx.cut_cubes(piece)              # the piece is connected (checked above)
-        stars = [c for c in piece if any(n in g for n in vx.neighbours(c)) and c not in cut]
-        vis = vx.face_visibility(piece, [(c, ax) for c in stars for ax in vx.AXES]).reshape(-1, 3).max(axis=1)
-        stars = [c for c, v in zip(stars, vis) if v >= STAR_VISIBLE]
-        if stars:
-            return block, gt, piece, stars
+        found = _judged_gap(block, g)
+        if found is not None and found[0] == achiral:
+            return (block,) + found[1:]
     return None
+
+
+@functools.lru_cache(maxsize=16384)
+def _judged_gap(block, word: int) -> tuple[bool, tuple, tuple, tuple] | None:
+    """(whether the gap is achiral, its cells, the piece, its star choices) when the gap (a word, as `_grow_gap`
+    gives it) passes the rules of the block drawing that do not depend on the level, else None. The same gaps come
+    back again and again (a few thousand grow in each block), so the verdict is kept."""
+    gt = tuple(c for i, c in enumerate(_BOX) if word >> i & 1)
+    if not vx.connected(gt) or math.prod(vx.box_size(gt)) == len(gt):
+        return None                                # a box-shaped gap (a whole layer) is no puzzle
+    g = set(gt)
+    piece = tuple(c for c in _block_tables(block).cells if c not in g)
+    if _buried(piece, block) or not vx.connected(piece) or min(_block_visibility(piece, gt)) < VISIBLE:
+        return None
+    cut = vx.cut_cubes(piece)                      # the piece is connected (checked above)
+    stars = [c for c in piece if any(n in g for n in vx.neighbours(c)) and c not in cut]
+    vis = vx.face_visibility(piece, [(c, ax) for c in stars for ax in vx.AXES]).reshape(-1, 3).max(axis=1)
+    stars = tuple(c for c, v in zip(stars, vis) if v >= STAR_VISIBLE)
+    return (vx.achiral(gt), gt, piece, stars) if stars else None
 
 
 def sample(rng: np.random.Generator, level: int) -> Scene:
