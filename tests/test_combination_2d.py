@@ -186,3 +186,114 @@ def test_fast_cell_helpers_match_grip_geometry():
         for op in D4_OPS:
             assert pm.apply(op, cells) == cells_apply(op, cells)
         assert c2.cells_outline(cells).wkb == cells_polygon(cells).wkb
+
+
+# --- the fast search helpers against plain references ----------------------------------------------------------------
+
+def _plain_placements(piece, region, flips):
+    out = set()
+    for o in pm.orientations(piece, flips):
+        w, h = max(x for x, _ in o) + 1, max(y for _, y in o) + 1
+        for dy in range(pm.BOARD - h + 1):
+            for dx in range(pm.BOARD - w + 1):
+                m = pm.mask_of([(x + dx, y + dy) for x, y in o])
+                if m & region == m:
+                    out.add(m)
+    return tuple(sorted(out))
+
+
+def _plain_tilings(pieces, region, flips, limit=64):
+    places = [_plain_placements(p, region, flips) for p in pieces]
+    found, nodes, chosen = [], [0], [0] * len(pieces)
+
+    def go(left, used):
+        nodes[0] += 1
+        if len(found) >= limit:
+            return
+        if not left:
+            found.append(tuple(chosen))
+            return
+        low = left & -left
+        for i, pl in enumerate(places):
+            if not used >> i & 1:
+                for m in pl:
+                    if m & low and m & left == m:
+                        chosen[i] = m
+                        go(left & ~m, used | 1 << i)
+    go(region, 0)
+    return found, nodes[0]
+
+
+def test_placements_tilings_and_shape_keys_match_plain_references():
+    from grip.geometry import D4_OPS, ROTATION_OPS
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        region = pm.compact_region(rng, int(rng.integers(6, 13)))
+        pieces = pm.partition(rng, region, 2, min_size=2) if region else None
+        if pieces is None:
+            continue
+        mask = pm.mask_of(region)
+        pieces = tuple(pm.normalise(p) for p in pieces)
+        for flips in (False, True):
+            for p in pieces:
+                assert pm.placements(p, mask, flips) == _plain_placements(p, mask, flips)
+            assert pm.tilings(pieces, mask, flips) == _plain_tilings(pieces, mask, flips)
+        for p in pieces:
+            assert pm.shape_key(pm.mask_of(p)) == pm.mask_of(pm.normalise(p))
+            images = {pm.apply(op, p) for op in D4_OPS}
+            assert pm.orbit_keys(pm.shape_key(pm.mask_of(p))) == {pm.mask_of(c) for c in images}
+            assert set(pm.orientations(p, True)) == images
+            assert set(pm.orientations(p, False)) == {pm.apply(op, p) for op in ROTATION_OPS}
+            assert pm.chiral(p) == (pm.apply("flip_x", p) not in {pm.apply(op, p) for op in ROTATION_OPS})
+
+
+def _plain_pick(rng, m):
+    for _ in range(int(rng.integers(m.bit_count()))):
+        m &= m - 1
+    return m & -m
+
+
+def _plain_grow(rng, n):
+    m = 1 << int(rng.integers(pm.BOARD * pm.BOARD))
+    for _ in range(n - 1):
+        front = pm.expand(m) & ~m
+        if not front:
+            return None
+        m |= _plain_pick(rng, front)
+    return pm.cells_of(m)
+
+
+def _plain_partition(rng, region, k, min_size=3):
+    free = pm.mask_of(region)
+    parts = []
+    for i in rng.choice(len(region), size=k, replace=False):
+        parts.append(pm.mask_of([region[int(i)]]))
+        free &= ~parts[-1]
+    sizes = [1] * k
+    while free:
+        able = [i for i in range(k) if pm.expand(parts[i]) & free]
+        if not able:
+            return None
+        least = min(sizes[i] for i in able)
+        pick = [i for i in able if sizes[i] == least]
+        i = pick[int(rng.integers(len(pick)))]
+        b = _plain_pick(rng, pm.expand(parts[i]) & free)
+        parts[i] |= b
+        sizes[i] += 1
+        free &= ~b
+    return [pm.cells_of(p) for p in parts] if min(sizes) >= min_size else None
+
+
+def test_growth_skips_only_draws_that_read_nothing():
+    """`pm.grow` and `pm.partition` skip `integers(1)` (it leaves the generator as it was): the same pieces and the
+    same generator state as drawing every time."""
+    rng = np.random.default_rng(3)
+    state = rng.bit_generator.state
+    assert all(rng.integers(1) == 0 for _ in range(5)) and rng.bit_generator.state == state
+    a, b = np.random.default_rng(5), np.random.default_rng(5)
+    for n in (12, 16, 20) * 15:
+        region = pm.compact_region(a, n)
+        assert region == pm.compact_region(b, n)
+        if region is not None:
+            assert pm.partition(a, region, 3 + n % 2) == _plain_partition(b, region, 3 + n % 2)
+        assert pm.grow(a, n // 2) == _plain_grow(b, n // 2) and a.bit_generator.state == b.bit_generator.state

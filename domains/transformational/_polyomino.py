@@ -11,6 +11,7 @@ from grip.geometry import D4_OPS, ROTATION_OPS
 
 BOARD = 6
 Cells = tuple[tuple[int, int], ...]
+_CELL = tuple((i % BOARD, i // BOARD) for i in range(BOARD * BOARD))      # bit index -> cell
 
 
 def mask_of(cells) -> int:
@@ -24,16 +25,33 @@ def cells_of(mask: int) -> Cells:
     out = []
     while mask:
         low = mask & -mask
-        i = low.bit_length() - 1
-        out.append((i % BOARD, i // BOARD))
+        out.append(_CELL[low.bit_length() - 1])
         mask ^= low
     out.sort()
     return tuple(out)
 
 
+_BY_COLUMN = tuple(1 << (x + BOARD * y) for x in range(BOARD) for y in range(BOARD))    # one-cell masks, (x, y) order
+
+
 def cell_bits(mask: int) -> list[int]:
     """The one-cell masks of the mask's cells, in the order of `cells_of`."""
-    return [1 << (x + BOARD * y) for x, y in cells_of(mask)]
+    return [b for b in _BY_COLUMN if mask & b]
+
+
+def shape_key(mask: int) -> int:
+    """The (non-empty) mask translated to touch the board's top and left edges: the mask of its `normalise`d cells,
+    equal for translates."""
+    mask >>= BOARD * (((mask & -mask).bit_length() - 1) // BOARD)
+    while not mask & _LEFT_COLUMN:
+        mask >>= 1           # column 0 is empty, so no cell moves into the row above
+    return mask
+
+
+@lru_cache(maxsize=4096)
+def orbit_keys(key: int) -> frozenset[int]:
+    """The `shape_key`s of a shape's turns and mirror images."""
+    return frozenset(mask_of(o) for o in orientations(cells_of(key), True))
 
 
 def normalise(cells) -> Cells:
@@ -48,20 +66,34 @@ def normalise(cells) -> Cells:
 def apply(op: str, cells) -> Cells:
     """`grip.geometry.cells_apply` for integer cells: the cells mapped by one of `D4_OPS`, then normalised."""
     a, b, c, d = D4_OPS[op]
-    ox, oy = min(a, 0) + min(b, 0), min(c, 0) + min(d, 0)
-    return normalise([(a * x + b * y + ox, c * x + d * y + oy) for x, y in cells])
+    # (the unit offsets of `cells_apply` move every cell alike, so normalising drops them)
+    xs = [a * x + b * y for x, y in cells]
+    ys = [c * x + d * y for x, y in cells]
+    if not xs:
+        return ()
+    x0, y0 = min(xs), min(ys)
+    return tuple(sorted({(x - x0, y - y0) for x, y in zip(xs, ys)}))
 
 
 @lru_cache(maxsize=4096)
 def orientations(piece: Cells, flips: bool) -> tuple[Cells, ...]:
     """The distinct normalised images of a piece under the quarter turns (and the mirrors, with `flips`)."""
-    ops = tuple(D4_OPS) if flips else ROTATION_OPS
-    out: list[Cells] = []
-    for op in ops:
+    if not flips:
+        out: list[Cells] = []
+        for op in ROTATION_OPS:
+            img = apply(op, piece)
+            if img not in out:
+                out.append(img)
+        return tuple(out)
+    out = list(orientations(piece, False))         # the turns' images come first, as in `D4_OPS`
+    for op in _MIRROR_OPS:
         img = apply(op, piece)
         if img not in out:
             out.append(img)
     return tuple(out)
+
+
+_MIRROR_OPS = tuple(op for op in D4_OPS if op not in ROTATION_OPS)
 
 
 def congruent(a: Cells, b: Cells, flips: bool = True) -> bool:
@@ -70,30 +102,54 @@ def congruent(a: Cells, b: Cells, flips: bool = True) -> bool:
 
 def chiral(piece: Cells) -> bool:
     """Its mirror image is not a turn of it."""
-    return apply("flip_x", piece) not in orientations(normalise(piece), False)
+    return _chiral(shape_key(mask_of(piece)))
+
+
+@lru_cache(maxsize=4096)
+def _chiral(key: int) -> bool:
+    piece = cells_of(key)
+    return apply("flip_x", piece) not in orientations(piece, False)
 
 
 @lru_cache(maxsize=8192)
 def placements(piece: Cells, region: int, flips: bool) -> tuple[int, ...]:
     """Bitmasks of every placement of the piece (turned, and mirrored with `flips`) lying inside `region`."""
+    out = []             # distinct orientations never give the same mask
+    for base, offsets, shifts in _orientation_masks(piece, flips):
+        # shift s puts every cell inside the region iff bit s is set in region >> (each cell's offset)
+        for o in offsets:
+            shifts &= region >> o
+        while shifts:
+            low = shifts & -shifts
+            out.append(base << (low.bit_length() - 1))
+            shifts ^= low
+    out.sort()
+    return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def _orientation_masks(piece: Cells, flips: bool) -> tuple[tuple[int, tuple[int, ...], int], ...]:
+    """Per orientation: its mask at the board's corner, its cells' bit offsets, and the one-bit masks of the shifts
+    (dx + BOARD dy) that keep it on the board."""
     out = []
     for o in orientations(piece, flips):
-        w, h = max(x for x, _ in o) + 1, max(y for _, y in o) + 1
-        base = mask_of(o)
-        for dy in range(BOARD - h + 1):
-            for dx in range(BOARD - w + 1):
-                m = base << (dx + BOARD * dy)
-                if m & region == m:
-                    out.append(m)
-    return tuple(sorted(set(out)))
+        offsets = tuple(x + BOARD * y for x, y in o)
+        out.append((sum(1 << i for i in offsets), offsets, _SHIFTS[max(x for x, _ in o), max(y for _, y in o)]))
+    return tuple(out)
+
+
+_SHIFTS = {(w - 1, h - 1): sum(1 << (dx + BOARD * dy) for dy in range(BOARD - h + 1) for dx in range(BOARD - w + 1))
+           for w in range(1, BOARD + 1) for h in range(1, BOARD + 1)}       # by the shape's (max x, max y)
 
 
 def tilings(pieces: tuple[Cells, ...], region: int, flips: bool, limit: int = 64) -> tuple[list[tuple[int, ...]], int]:
     """Exact covers of `region` by all the pieces, each used once: (placement masks per piece for up to `limit`
     tilings, search nodes visited). Branching on the lowest uncovered cell visits each tiling once."""
-    if sum(len(p) for p in pieces) != bin(region).count("1"):
+    if sum(len(p) for p in pieces) != region.bit_count():
         return [], 0
-    places = [placements(p, region, flips) for p in pieces]
+    # A placement inside `left` that covers its lowest cell has that cell as its own lowest: each piece's
+    # placements are grouped by their lowest cell (in their sorted order), so a node tries only those.
+    places = [_by_lowest(p, region, flips) for p in pieces]
     found: list[tuple[int, ...]] = []
     nodes = 0
     chosen = [0] * len(pieces)
@@ -110,29 +166,38 @@ def tilings(pieces: tuple[Cells, ...], region: int, flips: bool, limit: int = 64
         for i, pl in enumerate(places):
             if used >> i & 1:
                 continue
-            for m in pl:
-                if m & low and m & left == m:
+            for m in pl.get(low, ()):
+                if m & left == m:
                     chosen[i] = m
                     go(left & ~m, used | 1 << i)
     go(region, 0)
     return found, nodes
 
 
+@lru_cache(maxsize=8192)
+def _by_lowest(piece: Cells, region: int, flips: bool) -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {}
+    for m in placements(piece, region, flips):
+        out.setdefault(m & -m, []).append(m)
+    return out
+
+
 def uncovered(pieces: tuple[Cells, ...], region: int, flips: bool) -> int:
     """|region| minus the most cells the pieces can cover when each is placed inside it (overlaps allowed; a piece
     with no placement is left out): 0 exactly when the areas fit and the pieces tile it."""
+    places = [pl for pl in (placements(p, region, flips) for p in pieces) if pl]
     reach = np.zeros(1, dtype=np.uint64)
-    for p in pieces:
-        pl = placements(p, region, flips)
-        if not pl:
-            continue
+    for pl in places[:-1]:
         reach = np.unique((reach[:, None] | np.array(pl, dtype=np.uint64)[None, :]).ravel())
-    return int(bin(region).count("1") - np.bitwise_count(reach).max())
+    if places:           # the last piece's unions are only counted, so they need no deduplication
+        reach = reach[:, None] | np.array(places[-1], dtype=np.uint64)[None, :]
+    return int(region.bit_count() - np.bitwise_count(reach).max())
 
 
 FULL = (1 << BOARD * BOARD) - 1
 _NOT_LEFT = sum(1 << (x + BOARD * y) for x in range(1, BOARD) for y in range(BOARD))      # cells with x >= 1
 _NOT_RIGHT = sum(1 << (x + BOARD * y) for x in range(BOARD - 1) for y in range(BOARD))   # cells with x <= 4
+_LEFT_COLUMN = mask_of([(0, y) for y in range(BOARD)])
 _BORDER = mask_of([(x, y) for x in range(BOARD) for y in range(BOARD) if x in (0, BOARD - 1) or y in (0, BOARD - 1)])
 
 
@@ -150,7 +215,8 @@ def expand(m: int) -> int:
 def _flood(seed: int, within: int) -> int:
     seen = seed & within
     while True:
-        nxt = expand(seen) & within
+        nxt = (seen | ((seen << 1) & _NOT_LEFT) | ((seen >> 1) & _NOT_RIGHT) | (seen << BOARD) | (seen >> BOARD)) \
+            & within                                       # `expand`, inlined (within lies on the board)
         if nxt == seen:
             return seen
         seen = nxt
@@ -179,8 +245,10 @@ def _bits(m: int) -> list[int]:
 
 def _pick(rng: np.random.Generator, m: int) -> int:
     """One set bit of m, uniformly."""
-    for _ in range(int(rng.integers(m.bit_count()))):
-        m &= m - 1
+    n = m.bit_count()
+    if n != 1:           # integers(1) draws nothing from the generator (it returns 0 without reading its state)
+        for _ in range(int(rng.integers(n))):
+            m &= m - 1
     return m & -m
 
 
@@ -188,7 +256,7 @@ def grow(rng: np.random.Generator, n: int, start=None) -> Cells | None:
     """A random connected set of n cells grown one neighbour at a time (None if it gets stuck)."""
     m = mask_of([start]) if start is not None else 1 << int(rng.integers(BOARD * BOARD))
     for _ in range(n - 1):
-        front = expand(m) & ~m
+        front = ((m << 1) & _NOT_LEFT | (m >> 1) & _NOT_RIGHT | (m << BOARD) | (m >> BOARD)) & FULL & ~m   # `expand`
         if not front:
             return None
         m |= _pick(rng, front)
@@ -207,18 +275,23 @@ def partition(rng: np.random.Generator, region: Cells, k: int, min_size: int = 3
     sizes = [1] * k
     fronts = [expand(p) & free for p in parts]       # kept up to date: only the grown part's front is recomputed
     while free:
-        able = [i for i in range(k) if fronts[i]]
-        if not able:
+        pick, least = [], BOARD * BOARD                # the parts that can grow and are smallest, in index order
+        for i in range(k):
+            if fronts[i]:
+                if sizes[i] < least:
+                    pick, least = [i], sizes[i]
+                elif sizes[i] == least:
+                    pick.append(i)
+        if not pick:
             return None
-        least = min(sizes[i] for i in able)
-        pick = [i for i in able if sizes[i] == least]
-        i = pick[int(rng.integers(len(pick)))]
+        i = pick[int(rng.integers(len(pick)))] if len(pick) > 1 else pick[0]    # integers(1) draws nothing
         b = _pick(rng, fronts[i])
-        parts[i] |= b
+        p = parts[i] | b
+        parts[i] = p
         sizes[i] += 1
         free &= ~b
         fronts = [f & ~b for f in fronts]
-        fronts[i] = expand(parts[i]) & free
+        fronts[i] = (p | ((p << 1) & _NOT_LEFT) | ((p >> 1) & _NOT_RIGHT) | (p << BOARD) | (p >> BOARD)) & free
     return [cells_of(p) for p in parts] if min(sizes) >= min_size else None
 
 
@@ -231,9 +304,10 @@ def compact_region(rng: np.random.Generator, n: int) -> Cells | None:
     m = mask_of(start)
     empty = FULL & ~m
     m = FULL & ~_flood(empty & _BORDER, empty)          # holes filled
-    while bin(m).count("1") > n:
+    while m.bit_count() > n:
         edge = m & (expand(FULL & ~m) | _BORDER)
-        for b in [(_bits(edge))[int(i)] for i in rng.permutation(bin(edge).count("1"))]:
+        bits = _bits(edge)
+        for b in [bits[int(i)] for i in rng.permutation(len(bits))]:
             rest = m & ~b
             if connected(rest) and not has_hole(rest):
                 m = rest

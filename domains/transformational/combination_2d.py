@@ -42,6 +42,9 @@ TARGET_CELL, BANK_CELL = 40.0, 32.0
 TARGET_TOP = 64.0
 SLOTS = tuple((24.0 + 240.0 * (i % 3), 318.0 + 213.0 * (i // 3)) for i in range(6))   # bank slot top-left, px
 SLOT_W, SLOT_H = 240.0, 213.0
+CELL_LINES, SHAPE_OUTLINE = Style(stroke=GREY_DARK, width_px=1.5), Style(stroke=BLACK, width_px=3.0)
+TITLE = TEXT.with_(bold=True)
+DOT, SLOT_FRAME = Style(stroke=None, fill=BLACK), Style(stroke=(0.80, 0.80, 0.80), width_px=2.0)
 
 Cells = tuple[tuple[int, int], ...]
 
@@ -63,30 +66,23 @@ def _swap(rng: np.random.Generator, pieces: list[Cells]):
     """(p, q, P', Q'): two adjacent pieces that trade one boundary cell each, both still connected, P' matching no
     turn or mirror of P and Q' none of Q; None if no pair works."""
     k = len(pieces)
-    orbits: dict[int, set] = {}     # congruence is symmetric: candidates are tested against the original's orbit
-    for p, q in [tuple(int(v) for v in pair) for pair in rng.permutation(
-            [(i, j) for i in range(k) for j in range(k) if i != j])]:
-        pm_, qm = pm.mask_of(pieces[p]), pm.mask_of(pieces[q])
+    masks = [pm.mask_of(c) for c in pieces]
+    for p, q in rng.permutation([(i, j) for i in range(k) for j in range(k) if i != j]).tolist():
+        pm_, qm = masks[p], masks[q]
         cs = pm.cell_bits(pm_ & pm.expand(qm))          # cells of P next to Q, and of Q next to P
         ds = pm.cell_bits(qm & pm.expand(pm_))
-        for ci in rng.permutation(len(cs)):
-            cb = cs[int(ci)]
-            for di in rng.permutation(len(ds)):
-                db = ds[int(di)]
+        for ci in rng.permutation(len(cs)).tolist():
+            cb = cs[ci]
+            for di in rng.permutation(len(ds)).tolist():
+                db = ds[di]
                 p2m, q2m = pm_ & ~cb | db, qm & ~db | cb
                 if not (pm.connected(p2m) and pm.connected(q2m)):
                     continue
-                p2, q2 = pm.cells_of(p2m), pm.cells_of(q2m)
-                if pm.normalise(p2) not in _orbit(orbits, pieces, p) and \
-                        pm.normalise(q2) not in _orbit(orbits, pieces, q):
-                    return p, q, p2, q2
+                # congruence is symmetric: candidates are tested against the original's orbit
+                if pm.shape_key(p2m) not in pm.orbit_keys(pm.shape_key(pm_)) and \
+                        pm.shape_key(q2m) not in pm.orbit_keys(pm.shape_key(qm)):
+                    return p, q, pm.cells_of(p2m), pm.cells_of(q2m)
     return None
-
-
-def _orbit(orbits: dict, pieces: list[Cells], i: int) -> set:
-    if i not in orbits:
-        orbits[i] = set(pm.orientations(pm.normalise(pieces[i]), True))
-    return orbits[i]
 
 
 def _moved_one(rng: np.random.Generator, piece: Cells) -> Cells | None:
@@ -105,7 +101,8 @@ def _moved_one(rng: np.random.Generator, piece: Cells) -> Cells | None:
     return None
 
 
-def _count_sets(areas: list[int], total: int, k: int) -> int:
+@lru_cache(maxsize=4096)   # asked for the same few area lists again and again
+def _count_sets(areas: tuple[int, ...], total: int, k: int) -> int:
     return sum(sum(areas[i] for i in c) == total for c in combinations(range(len(areas)), k))
 
 
@@ -134,7 +131,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
                 bank_areas = areas + [areas[q], areas[x]] + ([d] if d else [])
                 top = sorted(bank_areas, reverse=True)
                 if top[0] > top[1]:
-                    options.append((abs(_count_sets(bank_areas, n, k) - want_sets), x, d))
+                    options.append((abs(_count_sets(tuple(top), n, k) - want_sets), x, d))
         if not options:
             continue
         # the target count where the areas allow it, else (from the 10th try on) the nearest count they allow
@@ -345,12 +342,18 @@ def cells_outline(cells: Cells):
     return shapely.union_all(shapely.polygons(np.stack([np.stack(p, axis=-1) for p in ring], axis=1)))
 
 
+@lru_cache(maxsize=4096)   # bank pieces are drawn normalised, so shapes recur (and a twin redraws its scene's)
+def _outline_rings(cells: Cells) -> tuple[tuple[tuple[float, float], ...], ...]:
+    """The outline's rings (exterior first, then holes), each without its closing point, in cell units."""
+    outline = cells_outline(cells)
+    return tuple(tuple(ring.coords[:-1]) for poly in getattr(outline, "geoms", [outline])
+                 for ring in (poly.exterior, *poly.interiors))
+
+
 def _cells_shape(canvas: Canvas, cells: Cells, origin, cell_px: float, fill, lines: bool, owner: str) -> None:
     """Filled cells, their inner cell lines (optional) and a 3 px outline of the whole shape."""
     ox, oy = origin
-    outline = cells_outline(cells)
-    rings = [[(ox + u * cell_px, oy + v * cell_px) for u, v in ring.coords[:-1]]
-             for poly in getattr(outline, "geoms", [outline]) for ring in (poly.exterior, *poly.interiors)]
+    rings = [[(ox + u * cell_px, oy + v * cell_px) for u, v in ring] for ring in _outline_rings(cells)]
     for pts in rings[:1]:
         shapes.polygon(canvas, pts, Style(stroke=None, fill=fill), owner=owner)
     if lines:
@@ -360,23 +363,23 @@ def _cells_shape(canvas: Canvas, cells: Cells, origin, cell_px: float, fill, lin
         segs += [((ox + x * cell_px, oy + (y + 1) * cell_px), (ox + (x + 1) * cell_px, oy + (y + 1) * cell_px))
                  for x, y in cells if (x, y + 1) in cs]
         if segs:
-            shapes.segments(canvas, segs, Style(stroke=GREY_DARK, width_px=1.5), register=False)
+            shapes.segments(canvas, segs, CELL_LINES, register=False)
     for pts in rings:
-        shapes.polygon(canvas, pts, Style(stroke=BLACK, width_px=3.0), owner=owner)
+        shapes.polygon(canvas, pts, SHAPE_OUTLINE, owner=owner)
 
 
 def draw(scene: Scene, canvas: Canvas) -> None:
     w = max(x for x, _ in scene.target) + 1
     h = max(y for _, y in scene.target) + 1
     ox, oy = 384.0 - w * TARGET_CELL / 2, TARGET_TOP + (pm.BOARD - h) * TARGET_CELL / 2
-    draw_text_px(canvas, "Target", (384.0, 40.0), TEXT.with_(bold=True))
+    draw_text_px(canvas, "Target", (384.0, 40.0), TITLE)
     _cells_shape(canvas, scene.target, (ox, oy), TARGET_CELL, GREY_PALE, True, "target")
     dx, dy = scene.dot
     shapes.circle(canvas, (ox + (dx + 0.5) * TARGET_CELL, oy + (dy + 0.5) * TARGET_CELL), 7.0,
-                  Style(stroke=None, fill=BLACK))
+                  DOT)
     for i, (piece, (sx, sy)) in enumerate(zip(scene.bank, SLOTS)):
         shapes.rect(canvas, sx + 3, sy + 3, sx + SLOT_W - 3, sy + SLOT_H - 3,
-                    Style(stroke=(0.80, 0.80, 0.80), width_px=2.0))
+                    SLOT_FRAME)
         draw_text_px(canvas, NUMBERS[i], (sx + 18, sy + 22), LABEL)
         pw = max(x for x, _ in piece) + 1
         ph = max(y for _, y in piece) + 1
