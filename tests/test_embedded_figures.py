@@ -237,3 +237,36 @@ def test_segments_and_best_overlap_match_plain_references():
         assert ed.best_overlap(small, big, k % 2 == 0) == plain_overlap(small, big, k % 2 == 0)
         rows = ed.placement_indices(small, k % 2 == 0)
         assert ed.placements(small, k % 2 == 0) == tuple(sum(1 << i for i in row) for row in rows)
+
+
+def test_run_lengths_and_placements_match_plain_references():
+    """The sampler's segment lengths from a walk's steps against `ed.segments`, and the placement rows (built from
+    shifted padded indices) against every translation of every quarter turn looked up edge by edge."""
+    rng = np.random.default_rng(1)
+    idx = ed.edge_index()
+    for k in range(150):
+        closed = bool(k % 2)
+        shape = ef._random_shape(rng, 1 + k % 3, closed)
+        # Walk the shape from an end (or any point of a cycle) to recover its steps in order.
+        adj: dict = {}
+        for a, b in shape:
+            adj.setdefault(a, []).append(b)
+            adj.setdefault(b, []).append(a)
+        p = min(q for q in adj if len(adj[q]) == 1) if not closed else min(adj)
+        steps, seen = [], set()
+        while True:
+            nxt = [q for q in adj[p] if ed.edge(p, q) not in seen]
+            if not nxt:
+                break
+            seen.add(ed.edge(p, nxt[0]))
+            steps.append((nxt[0][0] - p[0], nxt[0][1] - p[1]))
+            p = nxt[0]
+        assert sorted(ef._run_lengths(steps, closed)) == sorted(ed.length(s) for s in ed.segments(shape))
+        turns = k % 3 == 0
+        plain = set()
+        for s in {ed.turned(shape, t) for t in range(4 if turns else 1)}:
+            w, h = ed.extent(s)
+            for dx in range(ed.SIZE - w):
+                for dy in range(ed.SIZE - h):
+                    plain.add(tuple(sorted(idx[((a[0] + dx, a[1] + dy), (b[0] + dx, b[1] + dy))] for a, b in s)))
+        assert ed.placement_indices(shape, turns) == tuple(sorted(plain))

@@ -3,9 +3,10 @@ placements (translations, optionally quarter turns) as bitmasks over the lattice
 and the one-diagonal-per-cell rule."""
 from __future__ import annotations
 
+from collections import Counter
 from functools import lru_cache
 
-from grip.geometry import lattice_apply
+from grip.geometry import D4_OPS
 
 SIZE = 7                                    # lattice points per side
 Edge = tuple                                # ((x0, y0), (x1, y1)) with the smaller point first
@@ -66,13 +67,18 @@ def diagonals_ok(edges) -> bool:
 def normalise(edges) -> tuple[Edge, ...]:
     pts = [p for e in edges for p in e]
     x0, y0 = min(p[0] for p in pts), min(p[1] for p in pts)
-    return tuple(sorted({edge((a[0] - x0, a[1] - y0), (b[0] - x0, b[1] - y0)) for a, b in edges}))
+    out = set()
+    for a, b in edges:
+        p, q = (a[0] - x0, a[1] - y0), (b[0] - x0, b[1] - y0)
+        out.add((p, q) if p <= q else (q, p))                  # `edge(p, q)`
+    return tuple(sorted(out))
 
 
 def turned(edges, quarter_turns: int) -> tuple[Edge, ...]:
     """The edge set turned clockwise by quarter turns, normalised."""
-    op = ("id", "r90", "r180", "r270")[quarter_turns % 4]
-    return normalise([edge(*lattice_apply(op, e)) for e in edges])
+    a, b, c, d = D4_OPS[("id", "r90", "r180", "r270")[quarter_turns % 4]]     # as `lattice_apply`
+    return normalise([((a * p[0] + b * p[1], c * p[0] + d * p[1]), (a * q[0] + b * q[1], c * q[0] + d * q[1]))
+                      for p, q in edges])
 
 
 def extent(edges) -> tuple[int, int]:
@@ -80,13 +86,24 @@ def extent(edges) -> tuple[int, int]:
     return max(p[0] for p in pts) - min(p[0] for p in pts), max(p[1] for p in pts) - min(p[1] for p in pts)
 
 
+# An edge's padded index: 4 (x0 size + y0) + the slot of its direction. all_edges lists the edges by first point
+# and then by these slots (the second point's order), so the padded index grows with the `all_edges` index, and
+# translating by (dx, dy) adds 4 (dx size + dy) to it.
+SLOT = {(0, 1): 0, (1, -1): 1, (1, 0): 2, (1, 1): 3}
+
+
+def _padded(e: Edge, size: int = SIZE) -> int:
+    (x0, y0), (x1, y1) = e
+    return 4 * (x0 * size + y0) + SLOT[(x1 - x0, y1 - y0)]
+
+
 @lru_cache(maxsize=None)
-def _index_grid(size: int = SIZE):
-    """`edge_index` as an array over (x0, y0, x1, y1), -1 where no unit edge: translated edges looked up at once."""
+def _index_of_padded(size: int = SIZE):
+    """The `all_edges` index of each padded index (-1 where no unit edge)."""
     import numpy as np
-    g = np.full((size,) * 4, -1, dtype=np.int64)
-    for i, ((x0, y0), (x1, y1)) in enumerate(all_edges(size)):
-        g[x0, y0, x1, y1] = i
+    g = np.full(4 * size * size, -1, dtype=np.int64)
+    for i, e in enumerate(all_edges(size)):
+        g[_padded(e, size)] = i
     return g
 
 
@@ -94,19 +111,19 @@ def _index_grid(size: int = SIZE):
 def _placement_rows(shape: tuple, turns: bool, size: int = SIZE):
     """`placement_indices` as an array, one row per placement."""
     import numpy as np
-    grid = _index_grid(size)
     parts = []
     for s in _turns_of(shape, turns):
         w, h = extent(s)
-        x0, y0, x1, y1 = np.array([(a[0], a[1], b[0], b[1]) for a, b in s]).T
-        # One row per translation (dx, dy), dx in 0..size-w-1, dy in 0..size-h-1; a translate of a normalised edge
-        # is normalised.
-        dx = np.repeat(np.arange(size - w), size - h)[:, None]
-        dy = np.tile(np.arange(size - h), size - w)[:, None]
-        parts.append(np.sort(grid[x0 + dx, y0 + dy, x1 + dx, y1 + dy], axis=1))
-    rows = np.concatenate(parts)
-    rows = rows[np.lexsort(rows.T[::-1])]                                   # lexicographic order
-    return rows[np.r_[True, (rows[1:] != rows[:-1]).any(axis=1)]]           # each edge set once
+        # One row per translation (dx, dy), dx in 0..size-w-1, dy in 0..size-h-1, in that order: the rows of one
+        # turn are sorted, and in lexicographic order (their first entries grow).
+        shifts = [4 * (dx * size + dy) for dx in range(size - w) for dy in range(size - h)]
+        parts.append(np.add.outer(shifts, sorted(_padded(e, size) for e in s)))
+    rows = parts[0]
+    if len(parts) > 1:                                                      # several turns
+        rows = np.concatenate(parts)
+        rows = rows[np.lexsort(rows.T[::-1])]                               # lexicographic order
+        rows = rows[np.r_[True, (rows[1:] != rows[:-1]).any(axis=1)]]       # each edge set once
+    return _index_of_padded(size)[rows]
 
 
 @lru_cache(maxsize=4096)
@@ -254,11 +271,13 @@ def _turns_of(shape: tuple, turns: bool) -> tuple[tuple[Edge, ...], ...]:
     return tuple(dict.fromkeys(turned(shape, k) for k in (range(4) if turns else (0,))))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=8192)
 def _starts_by_direction(edges: tuple) -> dict:
+    """Per direction of the edges: their first points, each as the int 1024 x + y, so that the difference of two is
+    the translation between them, as one int (coordinates stay far below 512)."""
     by_dir: dict = {}
     for (b0, b1) in edges:
-        by_dir.setdefault((b1[0] - b0[0], b1[1] - b0[1]), []).append(b0)
+        by_dir.setdefault((b1[0] - b0[0], b1[1] - b0[1]), []).append(1024 * b0[0] + b0[1])
     return by_dir
 
 
@@ -269,10 +288,8 @@ def best_overlap(small: tuple, big: tuple, turns: bool) -> int:
     by_dir = _starts_by_direction(big)
     best = 0
     for s in _turns_of(small, turns):
-        votes: dict = {}
-        for (a0, a1) in s:
-            for b0 in by_dir.get((a1[0] - a0[0], a1[1] - a0[1]), ()):
-                t = (b0[0] - a0[0], b0[1] - a0[1])
-                votes[t] = votes.get(t, 0) + 1
-        best = max(best, max(votes.values(), default=0))
+        votes = Counter([b - a for d, starts in _starts_by_direction(s).items() for a in starts
+                         for b in by_dir.get(d, ())])
+        if votes:
+            best = max(best, max(votes.values()))
     return best

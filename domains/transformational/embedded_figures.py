@@ -20,6 +20,7 @@ Row and column numbers are printed along the lattice so that the open answer can
 """
 from __future__ import annotations
 
+from bisect import insort
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import combinations
@@ -32,7 +33,7 @@ from grip.answers import Choice, Count, Ordered, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
 from grip.domains.transformational import _edges as ed
 from grip.renderers import shapes
-from grip.renderers.canvas import LazyGeometry
+from grip.renderers.canvas import Canvas, LazyGeometry
 from grip.renderers.style import BLACK, GREY, LABEL, OKABE_ITO, TEXT, WHITE, Style
 from grip.renderers.text import draw_text_px, place_label
 
@@ -50,6 +51,7 @@ STRAIGHT = ((1, 0), (0, 1), (-1, 0), (0, -1))
 DIAG = ((1, 1), (1, -1), (-1, 1), (-1, -1))
 CLOSED, OPEN = "closed", "open"
 MARK = OKABE_ITO["vermillion"]
+NUMBERS = TEXT.with_(font_px=14.0)               # the lattice's row and column numbers
 
 
 @dataclass(frozen=True)
@@ -76,19 +78,48 @@ def _dirs(level: int):
 
 
 @lru_cache(maxsize=None)
-def _box_moves(level: int) -> dict:
-    """Per point of the 4x4 shape box: the neighbours a unit edge reaches, with the cell of a diagonal (or None)
-    and the edge."""
-    return {(x, y): tuple(((x + dx, y + dy), (min(x, x + dx), min(y, y + dy)) if dx and dy else None,
-                           ed.edge((x, y), (x + dx, y + dy)))
-                          for dx, dy in _dirs(level) if 0 <= x + dx <= 3 and 0 <= y + dy <= 3)
-            for x in range(4) for y in range(4)}
+def _box_moves(level: int) -> tuple:
+    """Per point of the 4x4 shape box (index 4x + y): the unit edges from it, each as (the point reached, its bit,
+    the bit of a diagonal's cell 3x + y (0 for a straight edge), the step, the edge). Bits keep the walk's visited
+    points and used cells in two ints."""
+    out = []
+    for x in range(4):
+        for y in range(4):
+            ms = []
+            for dx, dy in _dirs(level):
+                if 0 <= x + dx <= 3 and 0 <= y + dy <= 3:
+                    q = 4 * (x + dx) + y + dy
+                    cell = 1 << 3 * min(x, x + dx) + min(y, y + dy) if dx and dy else 0
+                    ms.append((q, 1 << q, cell, (dx, dy), ed.edge((x, y), (x + dx, y + dy))))
+            out.append(tuple(ms))
+    return tuple(out)
 
 
 @lru_cache(maxsize=None)
-def _box_backs(level: int) -> dict:
-    """Per pair of points of the shape box a unit edge joins: that edge's (cell, edge), as in `_box_moves`."""
-    return {(p, q): (c, e) for p, ms in _box_moves(level).items() for q, c, e in ms}
+def _box_backs(level: int) -> list:
+    """At 16 p + q, for points p, q (indices) of the shape box: the unit edge from p to q, as in `_box_moves`, or
+    None."""
+    out = [None] * 256
+    for p, ms in enumerate(_box_moves(level)):
+        for m in ms:
+            out[16 * p + m[0]] = m
+    return out
+
+
+def _run_lengths(steps: list, closed: bool) -> list[int]:
+    """The lengths of the maximal straight segments of a simple path or cycle given as its steps in order (those of
+    `ed.segments`): a run of equal steps is one segment, and a cycle's last run joins its first when they point the
+    same way."""
+    runs, prev = [], None
+    for d in steps:
+        if d == prev:
+            runs[-1] += 1
+        else:
+            runs.append(1)
+            prev = d
+    if closed and len(runs) > 1 and steps[0] == steps[-1]:
+        runs[0] += runs.pop()
+    return runs
 
 
 def _random_shape(rng: np.random.Generator, level: int, closed: bool, run: int = 0, segs: int = 0):
@@ -96,30 +127,34 @@ def _random_shape(rng: np.random.Generator, level: int, closed: bool, run: int =
     `segs`, it is made of that many maximal straight segments."""
     moves, backs = _box_moves(level), _box_backs(level)
     for _ in range(300):
-        start = (int(rng.integers(0, 4)), int(rng.integers(0, 4)))
-        p, walk, edges, diag, target = start, {start}, [], set(), int(rng.integers(max(4, segs), 9))
+        p = start = 4 * int(rng.integers(0, 4)) + int(rng.integers(0, 4))
+        walk, diag, edges, steps, target = 1 << start, 0, [], [], int(rng.integers(max(4, segs), 9))
         shut = False
-        while len(edges) < target:
-            if closed and len(edges) >= 3:
-                back = backs.get((p, start))
-                if back is not None and back[0] not in diag and (rng.random() < 0.6 or len(edges) == target - 1):
-                    edges.append(back[1])
+        n = 0                                                   # len(edges)
+        while n < target:
+            if closed and n >= 3:
+                back = backs[16 * p + start]
+                if back is not None and not back[2] & diag and (rng.random() < 0.6 or n == target - 1):
+                    edges.append(back[4])
+                    steps.append(back[3])
+                    n += 1
                     shut = True
                     break
-            opts = [m for m in moves[p] if m[0] not in walk and m[1] not in diag]      # diag never holds None
+            opts = [m for m in moves[p] if not (m[1] & walk or m[2] & diag)]
             if not opts:
                 break
-            p, c, e = opts[int(rng.integers(len(opts)))]
-            if c is not None:
-                diag.add(c)
-            walk.add(p)
+            p, bit, cell, step, e = opts[int(rng.integers(len(opts)))]
+            walk |= bit
+            diag |= cell
             edges.append(e)
+            steps.append(step)
+            n += 1
         # A self-avoiding walk is a simple path; one that steps back onto its start, a simple cycle.
-        if not 4 <= len(edges) <= 8 or shut != closed:
+        if not 4 <= n <= 8 or shut != closed:
             continue
         if run or segs:
-            pieces = ed.segments(edges)
-            if run and not any(ed.length(s) >= run for s in pieces) or segs and len(pieces) != segs:
+            runs = _run_lengths(steps, closed)
+            if run and max(runs) < run or segs and len(runs) != segs:
                 continue
         return ed.normalise(edges)
     raise Reject("no_shape")
@@ -146,19 +181,23 @@ def _run(p, d, n: int):
 def _place(rng: np.random.Generator, shape, turns: bool):
     s, (w, h) = _turned(shape, int(rng.integers(4)) if turns else 0)
     dx, dy = int(rng.integers(0, ed.SIZE - w)), int(rng.integers(0, ed.SIZE - h))
-    return [ed.edge((a[0] + dx, a[1] + dy), (b[0] + dx, b[1] + dy)) for a, b in s]
+    return [((a[0] + dx, a[1] + dy), (b[0] + dx, b[1] + dy)) for a, b in s]    # a translate of a normalised edge
 
 
 def _skeleton(rng, shp, hidden, distractors, target, x, join_len, turns):
     """The hidden shape placed whole and each distractor placed with its target number of edges left out (for the
     completer, a straight run as long as the join). None when the placements clash."""
-    fig, forbidden = set(ed.edge(*e) for e in _place(rng, shp[hidden], turns)), set()
+    fig, forbidden = set(_place(rng, shp[hidden], turns)), set()
     hidden_edges, x_edges, join = set(fig), set(), None
+    # The cells of the diagonals in fig | forbidden, which never clash (each is part of a union checked below, and
+    # a placed shape has one diagonal per cell at most): a placement keeps one diagonal per cell iff each of its
+    # diagonals is drawn already or lies in a free cell.
+    cells = {ed.cell_of(e) for e in fig if ed.is_diagonal(e)}
     for i in distractors:
         for _ in range(12):
             pl = _place(rng, shp[i], turns)
             if i == x:
-                runs = [sg for sg in ed.segments(pl) if len(ed.unit_edges(sg)) >= join_len]
+                runs = [sg for sg in ed.segments(pl) if ed.length(sg) >= join_len]
                 units = ed.unit_edges(runs[int(rng.integers(len(runs)))])
                 k = int(rng.integers(len(units) - join_len + 1))
                 miss = units[k:k + join_len]
@@ -168,7 +207,8 @@ def _skeleton(rng, shp, hidden, distractors, target, x, join_len, turns):
                     continue
                 miss = [free[int(j)] for j in rng.choice(len(free), size=target[i], replace=False)]
             if (not any(e in fig for e in miss) and not any(e in forbidden for e in pl if e not in miss)
-                    and ed.diagonals_ok(fig | forbidden | set(pl))):
+                    and not any(ed.is_diagonal(e) and ed.cell_of(e) in cells and e not in fig and e not in forbidden
+                                for e in pl)):
                 break
         else:
             return None
@@ -176,6 +216,7 @@ def _skeleton(rng, shp, hidden, distractors, target, x, join_len, turns):
             join, x_edges = ed.ends(miss), set(pl)
         fig |= {e for e in pl if e not in miss}
         forbidden |= set(miss)
+        cells |= {ed.cell_of(e) for e in pl if ed.is_diagonal(e)}
     return fig, forbidden, hidden_edges, x_edges, join
 
 
@@ -246,10 +287,18 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         raise Reject("overlap")
     fig, forbidden, hidden_edges, x_edges, join = built
     # Noise: straight runs of 1-3 edges grown from points already drawn, up to the level's edge count, each kept
-    # only if the figure stays sound (missing counts per placement updated by the run's columns).
+    # only if the figure stays sound. Missing counts only fall, and a run's edges lie on no complete placement,
+    # so from a sound figure a run keeps it sound iff no placement loses more edges than its slack: its missing
+    # count less the fewest it may have (1 for the hidden shape's other placements, B's target for B, `lo` for
+    # the other distractors, 0 for the hidden placement).
+    floor = np.repeat([1 if i == hidden else target[1] if i == 1 else lo for i in range(4)],
+                      [len(m) for m in mats])
+    floor[h0 + int(np.flatnonzero(miss[h0:h1] == 0)[0])] = 0
+    slack = miss - floor
     idx = ed.edge_index()
     diag_cells = {ed.cell_of(e) for e in fig | forbidden if ed.is_diagonal(e)}
-    pts = sorted({p for e in fig for p in e})
+    pt_set = {p for e in fig for p in e}
+    pts = sorted(pt_set)
     dirs = _dirs(level)
     misses = 0
     for _ in range(400):
@@ -266,21 +315,31 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         cells = [ed.cell_of(e) for e in run if ed.is_diagonal(e)]
         if set(cells) & diag_cells:
             continue
-        cols = [idx[e] for e in run]
-        trial = miss - columns[cols].sum(axis=0)
-        if sound(trial):
+        lost = columns[idx[run[0]]]
+        for e in run[1:]:
+            lost = lost + columns[idx[e]]
+        if not (lost > slack).any():
             misses = 0
-            miss, fig = trial, fig | set(run)
+            slack, fig = slack - lost, fig | set(run)
             diag_cells |= set(cells)
-            pts = sorted(set(pts) | {q for e in run for q in e})
+            for e in run:
+                for q in e:
+                    if q not in pt_set:
+                        pt_set.add(q)
+                        insort(pts, q)
     fm = ed.mask(fig)
     if not complete:                                           # a join of new edges that completes nothing planned
         distractor_pls = [p for i in distractors for p in ed.placements(shp[i], turns)]
+        # A run of new edges keeps one diagonal per cell with the figure iff the figure does, the run does and
+        # no cell holds a diagonal of both.
+        fig_cells = [ed.cell_of(e) for e in fig if ed.is_diagonal(e)]
+        fig_ok, fig_cells = len(fig_cells) == len(set(fig_cells)), set(fig_cells)
         for _ in range(60):
             p = (int(rng.integers(ed.SIZE)), int(rng.integers(ed.SIZE)))
             d = _dirs(level)[int(rng.integers(len(_dirs(level))))]
-            run = ed.run_from(p, d, join_len)
-            if all(ed.inside(e) for e in run) and not set(run) & fig and ed.diagonals_ok(fig | set(run)):
+            run, inside = _run(p, d, join_len)
+            if inside and not set(run) & fig and fig_ok and ed.diagonals_ok(run) and not any(
+                    ed.cell_of(e) in fig_cells for e in run if ed.is_diagonal(e)):
                 absent = ~(fm | ed.mask(run))
                 if not any(p & absent == 0 for p in distractor_pls):
                     join = ed.ends(run)
@@ -288,8 +347,8 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         else:
             raise Reject("no_join")
     segs = ed.segments(fig)
-    keep_x = [s for s in segs if not set(ed.unit_edges(s)) & x_edges]
-    pick = [s for s in keep_x if bool(set(ed.unit_edges(s)) & hidden_edges) != survive]
+    units = [set(ed.unit_edges(s)) for s in segs]
+    pick = [s for s, u in zip(segs, units) if not u & x_edges and bool(u & hidden_edges) != survive]
     if not pick:
         raise Reject("no_erase")
     erase = pick[int(rng.integers(len(pick)))]
@@ -299,13 +358,13 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
 
 
 def _check(s: Scene, hidden: int, target: dict, after: list) -> None:
-    fm, turns = figure_mask(s), turns_allowed(s)
-    occ = [len(ed.occurrences(sh, fm, turns)) for sh in s.shapes]
+    found = _found(s.figure, s.shapes, turns_allowed(s))
+    occ = [len(o) for o, _ in found]
     if occ[hidden] != 1:
         raise Reject("hidden_twice")
     if sum(occ) != 1:
         raise Reject("distractor_present")
-    miss = {i: ed.missing(s.shapes[i], fm, turns) for i in target}
+    miss = {i: found[i][1] for i in target}
     lo, hi = M_RANGE[s.level]
     if 1 in miss and miss[1] != target[1] or not all(lo <= m <= hi for m in miss.values()):
         raise Reject("distractor_distance")
@@ -317,6 +376,19 @@ def _check(s: Scene, hidden: int, target: dict, after: list) -> None:
 
 # --- answers -----------------------------------------------------------------------------------------------------
 
+@lru_cache(maxsize=256)
+def _found(figure: tuple, shapes: tuple, turns: bool) -> tuple:
+    """Per shape: its placements lying wholly in the figure (`ed.occurrences`) and its fewest missing edges
+    (`ed.missing`). The check in `sample`, the ladder and its edited figure ask for the same figures."""
+    fm = ed.mask(figure)
+    out = []
+    for sh in shapes:
+        counts = ed.missing_counts(sh, fm, turns)
+        rows = ed.placements(sh, turns)
+        out.append((tuple(rows[int(i)] for i in (counts == 0).nonzero()[0]), int(counts.min())))
+    return tuple(out)
+
+
 def segment_count(scene: Scene, letter: str) -> Count:
     return Count(len(ed.segments(scene.shapes[LETTERS.index(letter)])), low=1, high=8)
 
@@ -327,13 +399,11 @@ def shape_type(scene: Scene, letter: str) -> Choice:
 
 
 def missing_of(scene: Scene, letter: str) -> Count:
-    return Count(ed.missing(scene.shapes[LETTERS.index(letter)], figure_mask(scene), turns_allowed(scene)),
-                 low=0, high=8)
+    return Count(_found(scene.figure, scene.shapes, turns_allowed(scene))[LETTERS.index(letter)][1], low=0, high=8)
 
 
 def present(scene: Scene) -> list[str]:
-    fm, turns = figure_mask(scene), turns_allowed(scene)
-    return [LETTERS[i] for i, sh in enumerate(scene.shapes) if ed.occurrences(sh, fm, turns)]
+    return [LETTERS[i] for i, (occ, _) in enumerate(_found(scene.figure, scene.shapes, turns_allowed(scene))) if occ]
 
 
 def hidden_shape(scene: Scene) -> Choice:
@@ -363,7 +433,7 @@ counterfactual = hidden_shapes
 def hidden_corner(scene: Scene) -> Record:
     """Row and column (1-based from the top-left) of the top-left corner of the hidden placement's bounding box."""
     letter = hidden_shape(scene).value
-    occ = ed.occurrences(scene.shapes[LETTERS.index(letter)], figure_mask(scene), turns_allowed(scene))
+    occ = _found(scene.figure, scene.shapes, turns_allowed(scene))[LETTERS.index(letter)][0]
     if len(occ) != 1:
         raise Reject("hidden_not_unique")
     pts = [p for e in ed.edges_of(occ[0]) for p in e]
@@ -374,14 +444,12 @@ def hidden_corner(scene: Scene) -> Record:
 def distractor_margin(scene: Scene) -> int:
     """Fewest missing edges over the shapes absent from the figure (8, a shape's most edges, when every shape is
     present: no distractor is near, and Q4's uniqueness check rejects such a figure)."""
-    fm, turns = figure_mask(scene), turns_allowed(scene)
-    return min([ed.missing(sh, fm, turns) for sh in scene.shapes if not ed.occurrences(sh, fm, turns)], default=8)
+    return min([m for occ, m in _found(scene.figure, scene.shapes, turns_allowed(scene)) if not occ], default=8)
 
 
 def absent_margin(scene: Scene) -> int:
     """Fewest missing edges over the shapes absent from the figure (8 when every shape is present)."""
-    fm, turns = figure_mask(scene), turns_allowed(scene)
-    return min([ed.missing(sh, fm, turns) for sh in scene.shapes if not ed.occurrences(sh, fm, turns)], default=8)
+    return min([m for occ, m in _found(scene.figure, scene.shapes, turns_allowed(scene)) if not occ], default=8)
 
 
 def end_gap_px(scene: Scene, letter: str) -> float:
@@ -392,6 +460,7 @@ def end_gap_px(scene: Scene, letter: str) -> float:
 
 # --- ladder ------------------------------------------------------------------------------------------------------
 
+@lru_cache(maxsize=256)       # generate and rephrase_q4 each ask for the same scene's ladder
 def ladder(scene: Scene) -> Ladder:
     lv = scene.level
     how = ("same size, turning by quarter turns allowed, no flipping" if lv == 3 else
@@ -501,8 +570,9 @@ def _dots(canvas, x0: float, y0: float, n: int) -> None:
     ctx.set_source_rgb(*GREY)
     for i in range(n):
         for j in range(n):
+            ctx.new_sub_path()
             ctx.arc(x0 + i * SPACING_PX, y0 + j * SPACING_PX, 3.0, 0, 2 * np.pi)
-            ctx.fill()
+    ctx.fill()                                        # one fill: the dots lie far apart, so the same pixels
 
 
 def _stroke_outlines(canvas, segs, half_px: float):
@@ -513,13 +583,31 @@ def _stroke_outlines(canvas, segs, half_px: float):
     return shapely.geometrycollections(shapely.buffer(shapely.linestrings(arr), half_px))
 
 
-def draw(scene: Scene, canvas) -> None:
+def _draw_lattice(canvas) -> list:
+    """The figure's dot lattice and its row and column numbers; returns the numbers' boxes."""
     _dots(canvas, LAT_X0, LAT_Y0, ed.SIZE)
-    small = TEXT.with_(font_px=14.0)
+    boxes = []
     for k in range(ed.SIZE):
-        # Registered as labels, so that P and Q keep off them.
-        canvas.labels.append(draw_text_px(canvas, str(k + 1), (LAT_X0 + k * SPACING_PX, LAT_Y0 - 24), small))
-        canvas.labels.append(draw_text_px(canvas, str(k + 1), (LAT_X0 - 22, LAT_Y0 + k * SPACING_PX), small))
+        boxes.append(draw_text_px(canvas, str(k + 1), (LAT_X0 + k * SPACING_PX, LAT_Y0 - 24), NUMBERS))
+        boxes.append(draw_text_px(canvas, str(k + 1), (LAT_X0 - 22, LAT_Y0 + k * SPACING_PX), NUMBERS))
+    return boxes
+
+
+@lru_cache(maxsize=4)
+def _lattice_layer(size_px: int, world) -> tuple:
+    """The surface bytes of a fresh canvas after `_draw_lattice`, and the numbers' boxes."""
+    canvas = Canvas(size_px, world)
+    boxes = _draw_lattice(canvas)
+    return canvas.layer_bytes(), tuple(boxes)
+
+
+def draw(scene: Scene, canvas) -> None:
+    # The lattice and its numbers are the same in every scene: drawn once onto a fresh canvas, their pixels are
+    # copied onto a fresh one (else drawn here). Every later stroke and text sets the cairo state it uses.
+    layer, boxes = _lattice_layer(canvas.size_px, canvas.world)
+    if not canvas.paste_layer(layer):
+        boxes = _draw_lattice(canvas)
+    canvas.labels.extend(boxes)                      # registered as labels, so that P and Q keep off them
     segs = [(lattice_px(a), lattice_px(b)) for a, b in ed.segments(scene.figure)]
     shapes.segments(canvas, segs, Style(stroke=BLACK, width_px=3.0), register=False)
     canvas.register_stroke(LazyGeometry(lambda: _stroke_outlines(canvas, segs, 1.5)), "figure")
