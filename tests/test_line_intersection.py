@@ -239,20 +239,91 @@ def _compatible_plain(c, segs, pts, level):
     return ok & ~(d < li.SPACING_PX[level]).any((1, 2)), cpts, hit
 
 
+def _geometry(a: np.ndarray) -> list[tuple]:
+    return [li._geometry_row(*r, n, d) for r, n, d in zip(a.tolist(), *li._lengths_directions(a))]
+
+
+def _pair_rule_case(rng, n: int):
+    c = li._candidates(rng, n, float(rng.uniform(0, 180)), 90.0)
+    segs = [tuple(int(v) for v in r) for r in li._candidates(rng, 8, float(rng.uniform(0, 180)), 90.0)[:3]]
+    pts = [tuple(p) for p in rng.uniform(60, 708, (int(rng.integers(0, 4)), 2))]
+    return c, segs, pts
+
+
 @pytest.mark.parametrize("level", [1, 2, 3])
-def test_fine_rows_match_the_pair_rules_row_by_row(level):
+def test_rule_points_match_the_pair_rules_row_by_row(level):
     rng = np.random.default_rng(level)
     kept = 0
     for _ in range(30):
-        c = li._candidates(rng, 60, float(rng.uniform(0, 180)), 90.0)
-        segs = [tuple(int(v) for v in r) for r in li._candidates(rng, 8, float(rng.uniform(0, 180)), 90.0)[:3]]
-        pts = [tuple(p) for p in rng.uniform(60, 708, (int(rng.integers(0, 4)), 2))]
-        rows = dict(li._fine_rows(c, segs, pts, level))
+        c, segs, pts = _pair_rule_case(rng, 60)
+        others = _geometry(np.asarray(segs, float))
         want, wpts, hit = _compatible_plain(c, segs, pts, level)
-        assert sorted(rows) == np.flatnonzero(want).tolist()
-        assert all(np.array_equal(np.asarray(p, float).reshape(-1, 2), wpts[r][hit[r]]) for r, p in rows.items())
-        kept += len(rows)
+        for r in range(len(c)):
+            got = li._first_row(c[r:r + 1], others, pts, level, [], [], None)
+            assert (got is not None) == want[r]
+            if got is not None:
+                assert np.array_equal(np.asarray(got[2], float).reshape(-1, 2), wpts[r][hit[r]])
+                kept += 1
     assert kept > 0                      # the rule lets some candidates through, so both branches ran
+
+
+def test_first_row_is_the_first_the_crossing_masks_and_the_pair_rules_pass():
+    # As the sampler first did it: every row against every segment at once, then the first row that passes.
+    from grip.geometry import segment_meets
+    rng = np.random.default_rng(4)
+    found = 0
+    for _ in range(40):
+        level = int(rng.integers(1, 4))
+        c, segs, pts = _pair_rule_case(rng, 80)
+        must = [j for j in range(3) if rng.random() < 0.3]
+        never = [j for j in range(3) if j not in must and rng.random() < 0.4]
+        below = None if rng.random() < 0.3 else int(rng.integers(1, 4))
+        cmask = li._hit(*segment_meets(c, np.asarray(segs, float)))
+        ok = cmask[:, must].all(1) & ~cmask[:, never].any(1) & (True if below is None else cmask.sum(1) < below)
+        fine, cpts, hit = _compatible_plain(c, segs, pts, level)
+        want = np.flatnonzero(ok & fine)
+        got = li._first_row(c, _geometry(np.asarray(segs, float)), pts, level, must, never, below)
+        assert (got is None) == (len(want) == 0)
+        if got is not None:
+            r, row, new, g = got
+            assert r == want[0] and row == cmask[r].tolist() and g == _geometry(c[r:r + 1])[0]
+            assert np.array_equal(np.asarray(new, float).reshape(-1, 2), cpts[r][hit[r]])
+            found += 1
+    assert 0 < found < 40                # some batches have a fit and some none
+
+
+def test_split_is_line_offsets_bit_for_bit():
+    from grip.geometry import line_offsets
+    rng = np.random.default_rng(8)
+    for _ in range(20):
+        segs = [tuple(int(v) for v in r) for r in rng.integers(60, 709, (int(rng.integers(1, 8)), 4))]
+        s = np.asarray(segs, float)
+        p, a = rng.uniform(60, 708, (50, 2)), rng.uniform(0, np.pi, 50)
+        for lines in (rng.integers(60, 709, (50, 4)).astype(float),
+                      np.column_stack([p, p[:, 0] + np.cos(a), p[:, 1] + np.sin(a)])):   # as `_d_candidates`
+            o0, o1 = line_offsets(lines, s[:, :2]), line_offsets(lines, s[:, 2:])
+            clear, n = li._split(lines, segs)
+            assert np.array_equal(clear, np.minimum(abs(o0), abs(o1)).min(1, initial=np.inf))
+            assert np.array_equal(n, (o0 * o1 < 0).sum(1))
+        for d in segs:
+            assert np.array_equal(li._offsets(d, lines[:, 0], lines[:, 1]), line_offsets([d], lines[:, :2])[0])
+
+
+def test_candidates_are_the_plain_formulas_draw_for_draw():
+    for seed in range(20):
+        r1, r2 = np.random.default_rng(seed), np.random.default_rng(seed)
+        base, spread = 9.0 * seed, 60.0 + 30 * (seed % 2)
+        L = r2.uniform(li.MIN_LEN_PX + 2, 560.0, 80)
+        a = np.radians(base + r2.uniform(-spread, spread, 80))
+        hxs, hys = L / 2 * np.cos(a), L / 2 * np.sin(a)
+        cx = li.LO + np.abs(hxs) + r2.random(80) * (li.HI - li.LO - 2 * np.abs(hxs))
+        cy = li.LO + np.abs(hys) + r2.random(80) * (li.HI - li.LO - 2 * np.abs(hys))
+        c = li._candidates(r1, 80, base, spread)
+        assert np.array_equal(c, np.round(np.stack([cx - hxs, cy - hys, cx + hxs, cy + hys], 1)))
+        rough = r2.uniform(0, 800, (60, 4))
+        ok = (np.hypot(rough[:, 2] - rough[:, 0], rough[:, 3] - rough[:, 1]) >= li.MIN_LEN_PX) & \
+            (rough >= li.LO).all(1) & (rough <= li.HI).all(1)
+        assert np.array_equal(li._long_enough(*rough.T), rough[ok])
 
 
 def test_hypot_below_is_np_hypot_at_the_threshold():
@@ -356,7 +427,7 @@ def test_candidates_all_fit_once_rounded():
     rng = np.random.default_rng(9)
     for _ in range(100):
         c = li._candidates(rng, 80, float(rng.uniform(0, 180)), float(rng.choice([60.0, 90.0])))
-        assert len(c) == 80 and len(li._long_enough(c)) == 80
+        assert len(c) == 80 and len(li._long_enough(*c.T)) == 80
 
 
 def test_label_table_settles_what_geos_settles():

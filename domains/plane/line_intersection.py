@@ -40,7 +40,7 @@ from shapely.geometry import Point
 
 from grip.answers import Choice, Count, Ordered, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
-from grip.geometry import line_offsets, point_segment_distances, segment_meet, segment_meets
+from grip.geometry import point_segment_distances, segment_meet, segment_meets
 from grip.renderers import shapes
 from grip.renderers.canvas import SAFE_BORDER_PX, Canvas
 from grip.renderers.style import BLACK, GREY_DARK, LABEL, OKABE_ITO, Style
@@ -193,9 +193,19 @@ def along_a_gap_px(scene: Scene) -> float:
 def _split(lines, segs) -> tuple[np.ndarray, np.ndarray]:
     """Per line (rows x0, y0, x1, y1): the smallest distance from it to an end of `segs`, and how many of `segs`
     have their ends strictly on opposite sides of it (exact on integers)."""
-    s = np.asarray(segs, float).reshape(-1, 4)
-    o0, o1 = line_offsets(lines, s[:, :2]), line_offsets(lines, s[:, 2:])
-    return np.minimum(abs(o0), abs(o1)).min(1, initial=np.inf), (o0 * o1 < 0).sum(1)
+    s = np.asarray(lines, float).reshape(-1, 4)
+    return _split_xy(s[:, 0], s[:, 1], s[:, 2], s[:, 3], segs)
+
+
+def _split_xy(x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, y1: np.ndarray, segs) -> tuple[np.ndarray, np.ndarray]:
+    """`_split` for the lines through (x0, y0) and (x1, y1), given as coordinate arrays: `line_offsets`'
+    arithmetic with the ends along the first axis, so that both reductions run over whole rows, and the division
+    by each line's length after the minimum (rounding is monotone, so the minimum is the same)."""
+    e = np.asarray(segs, float).reshape(-1, 4)
+    rx, ry = x1 - x0, y1 - y0
+    c0 = rx * (e[:, 1, None] - y0) - ry * (e[:, 0, None] - x0)
+    c1 = rx * (e[:, 3, None] - y0) - ry * (e[:, 2, None] - x0)
+    return np.minimum(abs(c0), abs(c1)).min(0, initial=np.inf) / np.hypot(rx, ry), (c0 * c1 < 0).sum(0)
 
 
 def _others_of_d(scene: Scene) -> list:
@@ -444,9 +454,15 @@ def rephrase_q4(scene: Scene) -> Question:
 
 # --- sampling ----------------------------------------------------------------------------------------------------
 
-def _long_enough(c: np.ndarray) -> np.ndarray:
-    """Rows of c of length >= MIN_LEN_PX with both ends in the endpoint box."""
-    return c[(np.hypot(c[:, 2] - c[:, 0], c[:, 3] - c[:, 1]) >= MIN_LEN_PX) & (c >= LO).all(1) & (c <= HI).all(1)]
+def _long_enough(x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, y1: np.ndarray) -> np.ndarray:
+    """Rows (x0, y0, x1, y1) from the coordinate arrays, of length >= MIN_LEN_PX with both ends in the endpoint
+    box."""
+    ok = np.hypot(x1 - x0, y1 - y0) >= MIN_LEN_PX
+    out = np.empty((len(ok), 4))
+    for k, v in enumerate((x0, y0, x1, y1)):
+        ok &= (v >= LO) & (v <= HI)
+        out[:, k] = v
+    return out[ok]
 
 
 def _candidates(rng: np.random.Generator, n: int, base: float, spread: float) -> np.ndarray:
@@ -456,11 +472,12 @@ def _candidates(rng: np.random.Generator, n: int, base: float, spread: float) ->
     integers), so none is dropped."""
     L = rng.uniform(MIN_LEN_PX + 2, 560.0, n)
     a = np.radians(base + rng.uniform(-spread, spread, n))
-    hxs, hys = L / 2 * np.cos(a), L / 2 * np.sin(a)      # half extents, signed
-    hx, hy = np.abs(hxs), np.abs(hys)
-    cx = LO + hx + rng.random(n) * (HI - LO - 2 * hx)
-    cy = LO + hy + rng.random(n) * (HI - LO - 2 * hy)
-    return np.round(np.stack([cx - hxs, cy - hys, cx + hxs, cy + hys], 1))
+    hs = L / 2 * np.array([np.cos(a), np.sin(a)])       # half extents (x, y), signed
+    h = np.abs(hs)
+    mid = LO + h + np.array([rng.random(n), rng.random(n)]) * (HI - LO - 2 * h)
+    out = np.empty((n, 4))
+    out[:, :2], out[:, 2:] = (mid - hs).T, (mid + hs).T
+    return np.rint(out, out=out)            # np.round, without its Python layers
 
 
 _R2D = 180.0 / math.pi        # np.degrees' factor
@@ -486,49 +503,97 @@ def _end_near(px, py, ax, ay, dx, dy, dd) -> bool:
     return _hypot_below(wx - u * dx, wy - u * dy, NEAR_MISS_PX)
 
 
-def _fine_rows(c: np.ndarray, segs: list, pts: list, level: int, meets=None):
-    """The candidate rows that pass every pair rule with `segs` and keep crossings `SPACING_PX` apart (from each
-    other and from the drawn `pts`), in row order, each as (row, its crossing points in segment order). `meets`:
-    `segment_meets(c, segs)` when already computed. The values of `_pairs`, element by element, one row at a time
-    in plain floats (lengths and directions from the same numpy calls), so that the sampler, which takes the first
-    row, checks only the rows before it."""
-    m = len(segs)
-    if m == 0:
-        yield from ((r, []) for r in range(len(c)))
-        return
-    s = np.asarray(segs, float)
-    nu, nv, den = segment_meets(c, s) if meets is None else meets
-    (cx, cy), (sx, sy) = (c[:, 2:] - c[:, :2]).T, (s[:, 2:] - s[:, :2]).T
-    c_len, c_dir = np.hypot(cx, cy).tolist(), np.arctan2(cy, cx).tolist()
-    s_len, s_dir = np.hypot(sx, sy).tolist(), np.arctan2(sy, sx).tolist()
-    others = [(x0, y0, x1, y1, x1 - x0, y1 - y0, (x1 - x0) * (x1 - x0) + (y1 - y0) * (y1 - y0))
-              for x0, y0, x1, y1 in s.tolist()]
+def _lengths_directions(c: np.ndarray) -> tuple[list, list]:
+    """Per row of c: its length and direction in radians, by `_pairs`' np.hypot and np.arctan2."""
+    (cx, cy) = (c[:, 2:] - c[:, :2]).T
+    return np.hypot(cx, cy).tolist(), np.arctan2(cy, cx).tolist()
+
+
+_BOX_PX = NEAR_MISS_PX + 1.0   # an end this far outside a segment's bounding box is plainly clear of it
+
+
+def _geometry_row(x0: float, y0: float, x1: float, y1: float, n: float, a: float) -> tuple:
+    """(x0, y0, x1, y1, dx, dy, dx * dx + dy * dy, length n, direction a in radians, then the bounding box
+    widened by `_BOX_PX`: x from, x to, y from, y to) in plain floats."""
+    return (x0, y0, x1, y1, x1 - x0, y1 - y0, (x1 - x0) * (x1 - x0) + (y1 - y0) * (y1 - y0), n, a,
+            min(x0, x1) - _BOX_PX, max(x0, x1) + _BOX_PX, min(y0, y1) - _BOX_PX, max(y0, y1) + _BOX_PX)
+
+
+def _rule_points(g: tuple, meets, others: list, pts: list, level: int) -> list | None:
+    """The crossing points (in segment order) of a candidate with `others`, if it passes every pair rule with them
+    and keeps crossings `SPACING_PX` apart (from each other and from the drawn `pts`), else None. g and others:
+    `_geometry_row`s; meets: per other segment (nu, nv, den) as `segment_meets` gives them. The values of
+    `_pairs`, element by element, in plain floats; a spacing or an end clearance is worked out only where the
+    plain coordinate differences (or the widened bounding box) leave it in doubt."""
+    x0, y0, x1, y1, dx, dy, dd, lc, ac, bx0, bx1, by0, by1 = g
     ang_min, space = ANGLE_DEG[level], SPACING_PX[level]
-    for r, ((x0, y0, x1, y1), nur, nvr, denr) in enumerate(zip(c.tolist(), nu.tolist(), nv.tolist(), den.tolist())):
-        dx, dy, lc, ac = x1 - x0, y1 - y0, c_len[r], c_dir[r]
-        new = []
-        for j in range(m):
-            a, b, d = nur[j], nvr[j], denr[j]
-            safe = d if d > 0 else 1.0
-            u, v = a / safe, b / safe
-            px, py = x0 + u * dx, y0 + u * dy
-            if d > 0 and 0 <= px <= SIZE and 0 <= py <= SIZE and \
-                    min(min(abs(u), abs(1 - u)) * lc, min(abs(v), abs(1 - v)) * s_len[j]) < END_ALONG_PX:
+    new = []
+    for (a, b, d), o in zip(meets, others):
+        safe = d if d > 0 else 1.0
+        u, v = a / safe, b / safe
+        px, py = x0 + u * dx, y0 + u * dy
+        if d > 0 and 0 <= px <= SIZE and 0 <= py <= SIZE and \
+                min(min(abs(u), abs(1 - u)) * lc, min(abs(v), abs(1 - v)) * o[7]) < END_ALONG_PX:
+            return None
+        if 0 < a < d and 0 < b < d:
+            ang = abs(ac - o[8]) * _R2D % 180.0
+            if min(ang, 180.0 - ang) < ang_min:
+                return None
+            new.append((px, py))
+    for k, (px, py) in enumerate(new):
+        for qx, qy in new[k + 1:] + pts:
+            if -space < px - qx < space and -space < py - qy < space and _hypot_below(px - qx, py - qy, space):
+                return None
+    for ox0, oy0, ox1, oy1, sx, sy, sd, _, _, qx0, qx1, qy0, qy1 in others:
+        if (qx0 < x0 < qx1 and qy0 < y0 < qy1 and _end_near(x0, y0, ox0, oy0, sx, sy, sd)) or \
+                (qx0 < x1 < qx1 and qy0 < y1 < qy1 and _end_near(x1, y1, ox0, oy0, sx, sy, sd)) or \
+                (bx0 < ox0 < bx1 and by0 < oy0 < by1 and _end_near(ox0, oy0, x0, y0, dx, dy, dd)) or \
+                (bx0 < ox1 < bx1 and by0 < oy1 < by1 and _end_near(ox1, oy1, x0, y0, dx, dy, dd)):
+            return None
+    return new
+
+
+def _first_row(c: np.ndarray, others: list, pts: list, level: int, must: list, never: list, below: int | None):
+    """The first row of c that crosses each of `others` listed in `must` and none in `never`, fewer than `below`
+    of them in all (None: any number), and passes every pair rule with them (`_rule_points`): (row, its crossing
+    flags against `others`, its crossing points, its `_geometry_row`), or None. others: `_geometry_row`s. Row by
+    row in plain floats with `segment_meets`' exact arithmetic on integers: most rows fall at their first `must`
+    or `never` test and the first fit mostly comes within a few rows, so most of the batch is never looked at."""
+    ld = None
+    tests = [(*others[j][:2], *others[j][4:6], True) for j in must] + \
+        [(*others[j][:2], *others[j][4:6], False) for j in never]
+    for r in range(len(c)):
+        x0, y0, x1, y1 = c[r].tolist()
+        rx, ry = x1 - x0, y1 - y0
+        for ox, oy, sx, sy, want in tests:        # `_meet` and `_crosses`, written out: the hot loop
+            den, qx, qy = rx * sy - ry * sx, ox - x0, oy - y0
+            nu, nv = qx * sy - qy * sx, qx * ry - qy * rx
+            if (0 < nu < den and 0 < nv < den if den > 0 else den < nu < 0 and den < nv < 0) != want:
                 break
-            if 0 < a < d and 0 < b < d:
-                ang = abs(ac - s_dir[j]) * _R2D % 180.0
-                if min(ang, 180.0 - ang) < ang_min:
-                    break
-                new.append((px, py))
         else:
-            if any(_hypot_below(p[0] - q[0], p[1] - q[1], space) for k, p in enumerate(new) for q in new[k + 1:]) \
-                    or any(_hypot_below(p[0] - q[0], p[1] - q[1], space) for p in new for q in pts):
+            meets = [_meet(x0, y0, rx, ry, o) for o in others]
+            hits = [_crosses(m) for m in meets]
+            if below is not None and sum(hits) >= below:
                 continue
-            dd = dx * dx + dy * dy
-            if not any(_end_near(x0, y0, *o[:2], *o[4:]) or _end_near(x1, y1, *o[:2], *o[4:])
-                       or _end_near(o[0], o[1], x0, y0, dx, dy, dd) or _end_near(o[2], o[3], x0, y0, dx, dy, dd)
-                       for o in others):
-                yield r, new
+            if ld is None:
+                ld = _lengths_directions(c)
+            g = _geometry_row(x0, y0, x1, y1, ld[0][r], ld[1][r])
+            new = _rule_points(g, meets, others, pts, level)
+            if new is not None:
+                return r, hits, new, g
+    return None
+
+
+def _meet(x0: float, y0: float, rx: float, ry: float, o: tuple) -> tuple[float, float, float]:
+    """`segment_meets` (nu, nv, den) of the segment from (x0, y0) along (rx, ry) against o, a `_geometry_row`."""
+    den = rx * o[5] - ry * o[4]
+    qx, qy = o[0] - x0, o[1] - y0
+    nu, nv = qx * o[5] - qy * o[4], qx * ry - qy * rx
+    return (-nu, -nv, -den) if den < 0 else (nu, nv, den)
+
+
+def _crosses(m: tuple[float, float, float]) -> bool:
+    return 0 < m[0] < m[2] and 0 < m[1] < m[2]
 
 
 def _d_candidates(rng: np.random.Generator, segs: list, q5: int, n_lines: int = 300, per_line: int = 12):
@@ -537,7 +602,7 @@ def _d_candidates(rng: np.random.Generator, segs: list, q5: int, n_lines: int = 
     p = rng.uniform(LO, HI, (n_lines, 2))
     a = rng.uniform(0, math.pi, n_lines)
     dx, dy = np.cos(a), np.sin(a)
-    clear, n5 = _split(np.column_stack([p, p[:, 0] + dx, p[:, 1] + dy]), segs)
+    clear, n5 = _split_xy(p[:, 0], p[:, 1], p[:, 0] + dx, p[:, 1] + dy, segs)
     keep = np.flatnonzero((n5 == q5) & (clear >= LINE_D_PX + 2))[:40]
     if not len(keep):
         return np.zeros((0, 4))
@@ -553,8 +618,8 @@ def _d_candidates(rng: np.random.Generator, segs: list, q5: int, n_lines: int = 
     st = t0[:, None] + rng.random((len(keep), per_line)) * np.clip(room[:, None] - L, 0, None)
     x, y = p[:, 0, None], p[:, 1, None]
     ex, ey = dx[:, None], dy[:, None]
-    return _long_enough(np.round(np.stack([x + st * ex, y + st * ey, x + (st + L) * ex, y + (st + L) * ey],
-                                          -1).reshape(-1, 4)))
+    return _long_enough(*(np.rint(v).ravel() for v in (x + st * ex, y + st * ey, x + (st + L) * ex,
+                                                       y + (st + L) * ey)))
 
 
 def _d_mask(c: np.ndarray, segs: list, cmask: np.ndarray, q5: int, moved: bool | None) -> np.ndarray:
@@ -562,6 +627,23 @@ def _d_mask(c: np.ndarray, segs: list, cmask: np.ndarray, q5: int, moved: bool |
     `LINE_D_PX` clear of it, and q5 differs from the candidate's drawn crossings exactly when `moved`."""
     clear, n5 = _split(c, segs)
     return (clear >= LINE_D_PX) & (n5 == q5) & (True if moved is None else ((n5 != cmask.sum(1)) == moved))
+
+
+def _offsets(d: tuple, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """`line_offsets([d], points)[0]` for points given as coordinate arrays."""
+    rx, ry = d[2] - d[0], d[3] - d[1]
+    return (rx * (y - d[1]) - ry * (x - d[0])) / np.hypot(rx, ry)
+
+
+def _first_d(c: np.ndarray, segs: list, others: list, pts: list, level: int, must: list, never: list, below: int,
+             q5: int, moved: bool | None):
+    """`_first_row` for D built last, which also meets Q5's targets (`_d_mask`): the plan and the targets on the
+    whole batch at once (D's batches are large and few of their rows pass), then the pair rules row by row."""
+    cmask = _hit(*segment_meets(c, np.asarray(segs, float)))
+    rows = np.flatnonzero(cmask[:, must].all(1) & ~cmask[:, never].any(1) & (cmask.sum(1) < below))
+    rows = rows[_d_mask(c[rows], segs, cmask[rows], q5, moved)]
+    first = _first_row(c[rows], others, pts, level, [], [], None)
+    return None if first is None else (int(rows[first[0]]), *first[1:])
 
 
 def _plan(rng: np.random.Generator, k: int, t: dict, hub: int, d_at: int, bc: tuple[int, int]):
@@ -617,48 +699,43 @@ def _try(rng: np.random.Generator, level: int, k: int, t: dict):
     want = _plan(rng, k, t, hub, d_at, (b_at, c_at))
     if want is None:        # 20 random plans failing means the targets admit none: drawing again will not help
         raise Reject("no_plan_for_targets")
-    segs, pts, deg, n5_d = [], [], [], 0
+    segs, geo, pts, deg, n5_d = [], [], [], [], 0
     for idx in range(k):
         last_d = idx == k - 1 == d_at
+        must = [j for j in range(idx) if want[idx][j] == 1]
+        # Every segment but the hub stays below h crossings (each is below h already): those at h - 1 are not to
+        # be crossed again.
+        never = [j for j in range(idx) if want[idx][j] == 0 or (j != hub and deg[j] + 1 >= h)]
+        if idx == max(b_at, c_at):
+            (must if q2 else never).append(min(b_at, c_at))
         for _ in range(3 if last_d else 1):     # D, the most constrained, gets fresh candidates twice
             c = _d_candidates(rng, segs, q5) if last_d else _candidates(rng, 80, base, spread)
             if idx in (0, hub):
                 c = c[np.hypot(c[:, 2] - c[:, 0], c[:, 3] - c[:, 1]) >= 380.0]
-            # The plan and Q5's targets first (cheap, and they keep few candidates), then the pair rules.
-            meets = segment_meets(c, np.asarray(segs, float).reshape(-1, 4))
-            cmask = _hit(*meets)
-            must = [j for j in range(idx) if want[idx][j] == 1]
-            # Every segment but the hub stays below h crossings (each is below h already): those at h - 1 are
-            # not to be crossed again.
-            never = [j for j in range(idx) if want[idx][j] == 0 or (j != hub and deg[j] + 1 >= h)]
-            if idx == max(b_at, c_at):
-                (must if q2 else never).append(min(b_at, c_at))
-            ok = cmask[:, must].all(1) & ~cmask[:, never].any(1)
-            if idx != hub:
-                ok &= cmask.sum(1) < h
+            n5 = None
             if last_d:
-                ok &= _d_mask(c, segs, cmask, q5, t["moved"])
-            if d_at == 1 and idx == 1:         # D as the hub: its line against A
-                ok &= _d_mask(c, segs, cmask, 1, None) | _d_mask(c, segs, cmask, 0, None)
-            if d_at == 1 and idx > 1:          # ... and against every later segment, adding up to Q5
-                o0, o1 = line_offsets([segs[1]], c[:, :2])[0], line_offsets([segs[1]], c[:, 2:])[0]
-                n5 = n5_d + (o0 * o1 < 0)
-                ok &= (np.minimum(abs(o0), abs(o1)) >= LINE_D_PX) & (n5 <= q5) & ((n5 == q5) | (idx < k - 1))
-            if not ok.any():        # nothing left to check
-                first = None
-                continue
-            c, cmask = c[ok], cmask[ok]
-            first = next(_fine_rows(c, segs, pts, level, tuple(x[ok] for x in meets)), None)
+                first = _first_d(c, segs, geo, pts, level, must, never, h, q5, t["moved"])
+            else:
+                if d_at == 1 and idx == 1:         # D as the hub: its line clear of A's ends
+                    clear, n5 = _split(c, segs)
+                    keep = clear >= LINE_D_PX
+                    c, n5 = c[keep], n5[keep]
+                if d_at == 1 and idx > 1:          # ... and of every later segment's, adding up to Q5
+                    o0, o1 = _offsets(segs[1], c[:, 0], c[:, 1]), _offsets(segs[1], c[:, 2], c[:, 3])
+                    n5 = n5_d + (o0 * o1 < 0)
+                    keep = (np.minimum(abs(o0), abs(o1)) >= LINE_D_PX) & (n5 <= q5) & ((n5 == q5) | (idx < k - 1))
+                    c, n5 = c[keep], n5[keep]
+                first = _first_row(c, geo, pts, level, must, never, None if idx == hub else h)
             if first is not None:
                 break
         if first is None:
             return None
-        i, new = first
-        segs.append(tuple(int(v) for v in c[i]))
+        i, row, new, g = first
+        segs.append(tuple(int(v) for v in c[i].tolist()))
+        geo.append(g)
         pts += new
-        if d_at == 1 and idx >= 1:
-            n5_d = int(_split([segs[1]], segs[:1] + segs[2:])[1][0])
-        row = cmask[i].tolist()
+        if n5 is not None:                     # segments whose ends D's line splits
+            n5_d = int(n5[i])
         deg = [d + x for d, x in zip(deg, row)] + [sum(row)]
     rest = [x for x in range(1, k) if x not in (b_at, c_at, d_at)]
     rest = [rest[i] for i in rng.permutation(len(rest))]
