@@ -13,6 +13,7 @@ from hypothesis import given, settings, strategies as st
 from domain_scenes import accepted_scene
 from grip.domain import Reject
 from grip.domains.transformational import fold_punch as fp
+from grip.domains.transformational._folding import region
 
 N_SCENES = 21
 
@@ -136,7 +137,7 @@ def test_accepted_scenes_keep_every_rule(i):
     assert lad.rungs[4].answer.value < lad.rungs[2].answer.value
     assert 1 <= s.early_fold <= nf
     # every fold keeps its flap inside the part that stays: the folded outline only shrinks
-    areas = [fp.region(layers).area for layers in fp.stages(s.folds)]
+    areas = [region(layers).area for layers in fp.stages(s.folds)]
     assert all(b < a for a, b in zip(areas, areas[1:]))
 
 
@@ -252,3 +253,66 @@ def test_label_box_constant_is_the_measured_one():
     assert text_size(Canvas(8), "1", LABEL.with_(font_px=18.0)) == fp.LABEL_BOX_PX
     for s in scenes():
         assert fp.hole_label_spot(s) is not None
+
+
+# --- the fast paths against plain references ---------------------------------------------------------------------
+
+def _reference_clearances(folds, pts):
+    """`clearances` one stage at a time through grip.geometry (the arithmetic it must reproduce bit for bit)."""
+    from grip.geometry import apply_affine, line_distances, point_segment_distances, reflection_matrix
+    from grip.domains.transformational import _folding as fo
+    pts = np.asarray(pts, float).reshape(-1, 2)
+    st = fo.stages(folds)
+    spot, idx = np.nonzero(fo.membership(folds, len(folds), pts))
+    q, d = pts[spot], np.full(len(spot), np.inf)
+    for k in range(len(folds), -1, -1):
+        edges = np.array([(*v, *ly.verts[(j + 1) % len(ly.verts)]) for ly in st[k] for j, v in enumerate(ly.verts)])
+        d = np.minimum(d, point_segment_distances(q, edges).min(axis=1))
+        if k < len(folds):
+            d = np.minimum(d, line_distances(q, *fo.fold_line(folds[k])))
+        if k == 0:
+            break
+        f = np.array([st[k][i].flipped for i in idx], bool)
+        if f.any():
+            q = q.copy()
+            q[f] = apply_affine(reflection_matrix(*fo.fold_line(folds[k - 1])), q[f])
+        idx = np.array([st[k][i].parent for i in idx], int)
+    best = np.full(len(pts), np.inf)
+    np.minimum.at(best, spot, d)
+    return np.where(np.isfinite(best), best, 0.0)
+
+
+def _reference_label_spot(s: fp.Scene):
+    from shapely.geometry import MultiLineString, Point, box
+    layers = fp.stages(s.folds)[-1]
+    lines = MultiLineString([[(v[0] * 20, v[1] * 20), (w[0] * 20, w[1] * 20)] for ly in layers
+                             for v, w in zip(ly.verts, ly.verts[1:] + ly.verts[:1])])
+    dots = [Point(x * 20, y * 20).buffer(fp.HOLE_R) for x, y in s.holes[1:]]
+    for u, v in ((s.holes[0][0] * 20 + r * dx, s.holes[0][1] * 20 + r * dy) for r, dx, dy in fp.LABEL_SPOTS):
+        b = box(u - 8.0, v - 9.5, u + 8.0, v + 9.5)
+        if b.distance(lines) >= fp.LABEL_CLEAR_PX and all(b.distance(d) >= 2.0 for d in dots):
+            return u, v
+    return None
+
+
+def test_fast_paths_match_plain_references():
+    from grip.geometry import apply_affine, clip_convex, reflection_matrix
+    rng = np.random.default_rng(3)
+    grid = [(i + 0.5, j + 0.5) for j in range(-1, 9) for i in range(-1, 9)]
+    for s in scenes():
+        pts = np.concatenate([grid, rng.uniform(-1, 9, (30, 2))])
+        assert fp.clearances(s.folds, pts).tobytes() == _reference_clearances(s.folds, pts).tobytes()
+        st = fp.stages(s.folds)
+        assert fp.extent(st[-1]) == region(st[-1]).bounds
+        for k, f in enumerate(s.folds):      # a flap layer's corners and map: reflected by the matrix
+            r = reflection_matrix(*fp.fold_line(f))
+            for ly in st[k + 1]:
+                if ly.flipped:
+                    src = st[k][ly.parent]
+                    moved = apply_affine(r, clip_convex(src.verts, *fp.fold_line(f), f[2]))[::-1]
+                    assert ly.verts == tuple(map(tuple, moved.tolist()))
+                    assert ly.to_sheet == tuple(map(tuple, (np.asarray(src.to_sheet) @ r).tolist()))
+        for _ in range(3):
+            holes = tuple((float(rng.integers(8)) + 0.5, float(rng.integers(8)) + 0.5) for _ in range(3))
+            t = replace(s, holes=holes[:int(rng.integers(1, 4))])
+            assert fp.hole_label_spot(t) == _reference_label_spot(t)

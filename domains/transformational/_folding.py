@@ -3,6 +3,7 @@ back to the flat sheet, lineage), the quarter-cell masks that test folds quickly
 clearances. Fold lines are (kind, c, flap side) with kind x = c, y = c, y = x + c ("d") or y = -x + c ("a")."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -10,7 +11,7 @@ import numpy as np
 from shapely.geometry import Polygon
 from shapely.ops import unary_union
 
-from grip.geometry import apply_affine, area, clip_convex, line_distances, point_segment_distances, reflection_matrix
+from grip.geometry import area, clip_convex, reflection_matrix
 
 SIZE = 8                                   # the sheet is [0, 8] x [0, 8] units, x right, y down
 LINES = {"x": (1, 0), "y": (0, 1), "d": (-1, 1), "a": (1, 1)}   # a x + b y = c: x = c, y = c, y = x + c, y = -x + c
@@ -35,7 +36,7 @@ def fold_once(layers: tuple[Layer, ...], fold) -> tuple[Layer, ...]:
     """Cut every layer by the fold line; base pieces stay in place, flap pieces are reflected and laid on top in
     reverse order (the flap turns over)."""
     a, b, c = fold_line(fold)
-    r = reflection_matrix(a, b, c)
+    r = reflection_matrix(a, b, c).tolist()
     base, flap = [], []
     for i, ly in enumerate(layers):
         keep = clip_convex(ly.verts, a, b, c, -fold[2])
@@ -43,25 +44,39 @@ def fold_once(layers: tuple[Layer, ...], fold) -> tuple[Layer, ...]:
             base.append(Layer(tuple(keep), ly.to_sheet, False, i))
         move = clip_convex(ly.verts, a, b, c, fold[2])
         if len(move) >= 3 and area(move) > 1e-9:
-            pts = [tuple(float(v) for v in p) for p in apply_affine(r, move)[::-1]]
-            m = np.asarray(ly.to_sheet) @ r
-            flap.append(Layer(tuple(pts), tuple(map(tuple, m.tolist())), True, i))
+            pts = tuple((float(u), float(v)) for u, v in (_reflect(fold[0], c, x, y) for x, y in move[::-1]))
+            # integer entries: the product is exact in any order (so it equals `to_sheet @ r`)
+            m = tuple(tuple(sum(row[k] * r[k][j] for k in range(3)) for j in range(3)) for row in ly.to_sheet)
+            flap.append(Layer(pts, m, True, i))
     return tuple(base + flap[::-1])
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=1024)
 def stages(folds: tuple) -> tuple[tuple[Layer, ...], ...]:
-    """Layers after 0, 1, ..., len(folds) folds."""
-    sheet = Layer(((0.0, 0.0), (SIZE, 0.0), (SIZE, SIZE), (0.0, SIZE)), tuple(map(tuple, np.eye(3).tolist())),
-                  False, -1)
-    out = [(sheet,)]
-    for f in folds:
-        out.append(fold_once(out[-1], f))
-    return tuple(out)
+    """Layers after 0, 1, ..., len(folds) folds (built on the cached stages of the folds before the last, so that
+    `outline(folds[:k])` finds stage k already made)."""
+    if not folds:
+        return ((Layer(((0.0, 0.0), (SIZE, 0.0), (SIZE, SIZE), (0.0, SIZE)), tuple(map(tuple, np.eye(3).tolist())),
+                       False, -1),),)
+    before = stages(folds[:-1])
+    return (*before, fold_once(before[-1], folds[-1]))
 
 
 def region(layers) -> Polygon:
     return unary_union([Polygon(ly.verts) for ly in layers])
+
+
+@lru_cache(maxsize=256)
+def outline(folds: tuple) -> Polygon:
+    """The folded paper's outline after `folds` (keyed by the folds made so far: the flat sheet's is shared)."""
+    return region(stages(folds)[-1])
+
+
+def extent(layers) -> tuple[float, float, float, float]:
+    """`region(layers).bounds` without the union: the outline's extremes are layer vertices."""
+    xs = [x for ly in layers for x, _ in ly.verts]
+    ys = [y for ly in layers for _, y in ly.verts]
+    return min(xs), min(ys), max(xs), max(ys)
 
 
 # Every fold line is x = c, y = c, y = x + c or y = -x + c with c an integer: together they cut each unit cell into
@@ -74,8 +89,9 @@ _QINDEX = np.full((6 * SIZE + 1, 6 * SIZE + 1), -1)
 _QINDEX[_QX, _QY] = np.arange(len(_QX))
 
 
-def _reflect_sixths(fold, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    kind, c = fold[0], 6 * fold[1]
+def _reflect(kind: str, c, x, y):
+    """(x, y) reflected across the fold line of `kind` through c: `apply_affine(reflection_matrix(...))` term by
+    term (its linear part only swaps and negates, so the one rounding is the same addition)."""
     if kind == "x":
         return 2 * c - x, y
     if kind == "y":
@@ -85,19 +101,27 @@ def _reflect_sixths(fold, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.
     return c - y, c - x
 
 
+@lru_cache(maxsize=512)
+def _fold_table(fold) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per quarter cell, for `fold`: on the flap side, on the other side, reflected inside the sheet, and the index
+    of its reflection (meaningful where inside). The sampler tries the same few hundred folds over and over."""
+    a, b = LINES[fold[0]]
+    side = np.sign(a * _QX + b * _QY - 6 * fold[1])
+    x, y = _reflect(fold[0], 6 * fold[1], _QX, _QY)
+    inside = (x >= 0) & (y >= 0) & (x <= 6 * SIZE) & (y <= 6 * SIZE)
+    return side == fold[2], side == -fold[2], inside, _QINDEX[np.clip(x, 0, 6 * SIZE), np.clip(y, 0, 6 * SIZE)]
+
+
 def fold_mask(mask: np.ndarray, fold) -> np.ndarray | None:
     """The quarter cells covered after `fold` (the part that stays), or None when the fold is not allowed: a part
     is empty, or the reflected flap does not land inside the part that stays."""
-    a, b = LINES[fold[0]]
-    side = np.sign(a * _QX + b * _QY - 6 * fold[1])
-    flap, base = mask & (side == fold[2]), mask & (side == -fold[2])
+    on_flap, on_base, inside, target = _fold_table(fold)
+    flap, base = mask & on_flap, mask & on_base
     if not flap.any() or not base.any():
         return None
-    x, y = _reflect_sixths(fold, _QX[flap], _QY[flap])
-    inside = (x >= 0) & (y >= 0) & (x <= 6 * SIZE) & (y <= 6 * SIZE)
-    if not inside.all():
+    if not inside[flap].all():
         return None
-    if not base[_QINDEX[x, y]].all():
+    if not base[target[flap]].all():
         return None
     return base
 
@@ -168,14 +192,30 @@ def pattern_of(folds: tuple, holes, stage: int | None = None) -> tuple[Cell, ...
 
 
 @lru_cache(maxsize=256)
-def _edges(folds: tuple) -> tuple[np.ndarray, ...]:
-    return tuple(np.array([(*v, *ly.verts[(j + 1) % len(ly.verts)]) for ly in layers for j, v in enumerate(ly.verts)],
-                          float) for layers in stages(folds))
+def _edges(folds: tuple) -> tuple[list[tuple[float, float, float, float]], ...]:
+    """Per stage, the distinct edges (x0, y0, x1, y1) of its layers (stacked layers share many)."""
+    return tuple(list(dict.fromkeys((*v, *ly.verts[(j + 1) % len(ly.verts)]) for ly in layers
+                                    for j, v in enumerate(ly.verts))) for layers in stages(folds))
 
 
 @lru_cache(maxsize=256)
-def _reflections(folds: tuple) -> tuple[np.ndarray, ...]:
-    return tuple(reflection_matrix(*fold_line(f)) for f in folds)
+def _clearance_frame(folds: tuple) -> tuple[np.ndarray, ...]:
+    """What `clearances` measures against, stage len(folds) first and stage 0 last: per stage its distinct layer
+    edges, padded to one count with copies of the first (a copy changes no minimum), as start x, start y,
+    direction x, direction y and the clamped squared length of `point_segment_distances`, (stages, 1, edges)
+    each; the a, b, c, hypot(a, b) of the next fold line of every stage but the last, (stages - 1, 1) each; and
+    whether each final layer's ancestor came over with the flap at stage k (row len(folds) - k)."""
+    st, edges = stages(folds), _edges(folds)[::-1]
+    n = max(len(e) for e in edges)
+    e = np.array([s + s[:1] * (n - len(s)) for s in edges], float)[:, None]
+    dx, dy = e[..., 2] - e[..., 0], e[..., 3] - e[..., 1]
+    lines = np.array([(*fold_line(f), math.hypot(*fold_line(f)[:2])) for f in folds[::-1]], float).reshape(-1, 4)
+    anc, flips = list(range(len(st[-1]))), []
+    for layers in st[:0:-1]:
+        flips.append([layers[i].flipped for i in anc])
+        anc = [layers[i].parent for i in anc]
+    return (e[..., 0], e[..., 1], dx, dy, np.maximum(dx * dx + dy * dy, 1e-12), *lines.T[:, :, None],
+            np.array(flips, bool).reshape(len(folds), len(st[-1])))
 
 
 def clearances(folds: tuple, pts) -> np.ndarray:
@@ -183,21 +223,25 @@ def clearances(folds: tuple, pts) -> np.ndarray:
     edges and to the next fold line (0 for a spot off the paper). Images are traced back through the layer
     lineage: a layer that came over with a flap undoes that fold's reflection."""
     pts = np.asarray(pts, float).reshape(-1, 2)
-    edges, lineage, refl = _edges(folds), _lineage(folds), _reflections(folds)
     spot, idx = np.nonzero(membership(folds, len(folds), pts))
-    q, d = pts[spot], np.full(len(spot), np.inf)
-    for k in range(len(folds), -1, -1):
-        d = np.minimum(d, point_segment_distances(q, edges[k]).min(axis=1))
-        if k < len(folds):
-            d = np.minimum(d, line_distances(q, *fold_line(folds[k])))
-        if k == 0:
-            break
-        flipped, parent, _ = lineage[k]
-        f = flipped[idx]
-        if f.any():
-            q = q.copy()
-            q[f] = apply_affine(refl[k - 1], q[f])
-        idx = parent[idx]
+    if not len(spot):
+        return np.zeros(len(pts))
+    ax, ay, dx, dy, dd, a, b, c, h, flips = _clearance_frame(folds)
+    x, y = pts[spot, 0], pts[spot, 1]
+    xs, ys = [x], [y]
+    for f, fold in zip(flips[:, idx], folds[::-1]):
+        rx, ry = _reflect(fold[0], fold[1], x, y)
+        x, y = np.where(f, rx, x), np.where(f, ry, y)
+        xs.append(x)
+        ys.append(y)
+    # Every stage at once, coordinate by coordinate the arithmetic of `point_segment_distances` and
+    # `line_distances` (the same bits): (stages, images, edges) arrays.
+    x, y = np.array(xs), np.array(ys)
+    wx, wy = x[..., None] - ax, y[..., None] - ay
+    u = np.clip((wx * dx + wy * dy) / dd, 0.0, 1.0)
+    d = np.hypot(wx - u * dx, wy - u * dy).min(axis=(0, 2))
+    if len(folds):
+        d = np.minimum(d, (np.abs(a * x[1:] + b * y[1:] - c) / h).min(axis=0))
     best = np.full(len(pts), np.inf)
     np.minimum.at(best, spot, d)
     return np.where(np.isfinite(best), best, 0.0)
