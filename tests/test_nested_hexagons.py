@@ -3,6 +3,7 @@ and turns of the drawn hexagons, the edit, the minimal pair and the Q4 rephrasin
 import math
 from dataclasses import replace
 from fractions import Fraction
+from itertools import combinations
 
 import numpy as np
 import pytest
@@ -353,13 +354,26 @@ def test_sorted_rows_and_multiset_weights_match_the_plain_construction():
         assert ((gap == 0.0) == np.array(parallel)).all()
 
 
-def test_index_turn_equals_turn_mod60():
-    spell, eis, turn, _, half = nh._per_value(2)
-    vals = sorted(nh._values(2))
-    rng = np.random.default_rng(3)
-    for _ in range(300):
-        ix = [half] + rng.integers(len(vals), size=int(rng.integers(3, 9))).tolist()
-        assert nh._turn_mod60_ix(ix, eis, turn) == nh.turn_mod60([vals[i] for i in ix])
+def test_firsts_and_fronts_equal_their_plain_forms():
+    """`build`'s fast tests against the rules they stand for, on fractions and with `math.prod`."""
+    for level in (1, 2, 3):
+        spell, eis, turn, a_of, half = nh._per_value(level)
+        vals = sorted(nh._values(level))
+        rng = np.random.default_rng(level)
+        for _ in range(50):
+            ts = rng.integers(len(vals), size=int(rng.integers(4, 9))).tolist()
+            for q5 in (nh.CW, nh.CCW):
+                plain = []
+                for i, t in enumerate(ts):
+                    fr = [vals[j] for j in [half] + ts[:i] + ts[i + 1:]]
+                    if t != half and nh.direction_gap_deg(fr) >= nh.TURN_GAP_DEG and nh._direction(fr) == q5:
+                        plain.append(i)
+                assert nh._firsts(ts, eis, turn, half, q5) == plain
+            a = [a_of[t] for t in ts[1:]]
+            for q4 in (nh.LONGER, nh.SHORTER):
+                plain = [c for c in combinations(range(len(a)), 3)
+                         if nh._q4_ok(math.sqrt(a_of[ts[0]] * math.prod([a[j] for j in c])), q4)]
+                assert nh._fronts(a_of[ts[0]], a, q4) == plain
 
 
 def _pair_candidates_by_brute_force(s):

@@ -439,3 +439,23 @@ def test_tick_segments_are_the_ticks_at_each_division():
                 lo, hi = next(segs)
                 assert np.array_equal(lo, a + j / n * (b - a) - nrm) and np.array_equal(hi, a + j / n * (b - a) + nrm)
     assert next(segs, None) is None
+
+
+def test_new_triangle_rules_in_floats_decide_as_the_array_forms():
+    """`_new_fails` against `_inner`, `_sides`, `inradius_px` and `min_angle_deg` on random parents and fractions,
+    with limits near the sampled values so that both outcomes occur; `_area_at_least` against shapely's area."""
+    rng = np.random.default_rng(5)
+    outcomes = set()
+    for _ in range(400):
+        t = np.round(rng.uniform(60, 708, size=(3, 2)), 2)
+        n = int(rng.integers(3, 9))
+        nums = tuple(rng.integers(1, n, size=3).tolist())
+        new = nt._inner(t, n, nums)
+        shortest = float(rng.choice([0.0, 40.0, 72.0, 150.0]))
+        plain = (nt._sides(new).min() < shortest or nt.inradius_px(new, nt._sides(new)) < nt.INRADIUS_PX
+                 or nt.min_angle_deg(new) < nt.SLIVER_DEG)
+        assert nt._new_fails(t, n, nums, shortest) == plain
+        outcomes.add(plain)
+        limit = abs(Polygon(t).area) * float(rng.choice([0.5, 1.0, 2.0]))
+        assert nt._area_at_least(t, limit) == (abs(Polygon(t).area) >= limit)
+    assert outcomes == {True, False}

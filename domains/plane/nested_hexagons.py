@@ -82,7 +82,12 @@ class Scene:
 # --- exact quantities --------------------------------------------------------------------------------------------
 
 def fractions_t(scene: Scene) -> list[Fraction]:
-    return [Fraction(k, n) for k, n in zip(scene.ticks, scene.divisions)]
+    return list(_fractions(scene))
+
+
+@lru_cache(maxsize=256)   # every answer, margin and legibility rule starts from them
+def _fractions(scene: Scene) -> tuple[Fraction, ...]:
+    return tuple(Fraction(k, n) for k, n in zip(scene.ticks, scene.divisions))
 
 
 def side_ratio(ts) -> float:
@@ -309,17 +314,43 @@ def _per_value(level: int) -> tuple[list[list[tuple[int, int]]], list[tuple[int,
             [_a_float(t) for t in vals], vals.index(HALF))
 
 
-def _turn_mod60_ix(seq, eis, turn) -> float:
-    """`turn_mod60` of the values with these indices (the same product and the same float sum, in order)."""
-    z = (1, 0)
-    for j in seq:
-        z = eisenstein_mul(z, eis[j])
-    cls = eisenstein_turn_class(z)
-    if cls == "0":
-        return 0.0
-    if cls == "30":
-        return 30.0
-    return sum([turn[j] for j in seq]) % 60.0
+def _firsts(ts: list[int], eis, turn, half: int, q5: str) -> list[int]:
+    """Positions i (value indices `ts`, as in `build`) whose value can be H2's: with H2 at the midpoints instead,
+    the turn of [1/2] + the other values is clearly (`TURN_GAP_DEG`) on the q5 side of 30 degrees. The same test
+    as `direction_gap_deg` and `_direction` of those fractions: the Eisenstein products come from prefix and
+    suffix products (exact integers, so any order gives the same class), the float sums are taken in order."""
+    pre = [eis[half]]                         # pre[i]: 1/2 and ts[:i]
+    for t in ts:
+        pre.append(eisenstein_mul(pre[-1], eis[t]))
+    suf = [(1, 0)]                            # reversed: suf[j]: ts[m - j:]
+    for t in reversed(ts):
+        suf.append(eisenstein_mul(eis[t], suf[-1]))
+    m = len(ts)
+    head, out = turn[half], []                # head: the turns of 1/2 and ts[:i] summed in order, as `sum` does
+    for i, t in enumerate(ts):
+        # classes 0 and 30 give a gap of 0: never a first
+        if t != half and eisenstein_turn_class(eisenstein_mul(pre[i], suf[m - 1 - i])) == "other":
+            s = head
+            for j in ts[i + 1:]:
+                s += turn[j]
+            mod = s % 60.0
+            if min(mod, abs(mod - 30.0), 60.0 - mod) >= TURN_GAP_DEG and (CCW if mod < 30.0 else CW) == q5:
+                out.append(i)
+        head += turn[t]
+    return out
+
+
+@lru_cache(maxsize=None)
+def _triples(k: int) -> tuple[tuple[int, int, int], ...]:
+    return tuple(combinations(range(k), Q4_DEPTH - 1))
+
+
+def _fronts(a1: float, a: list[float], q4: str) -> list[tuple[int, int, int]]:
+    """The triples c of positions in `a` (in `combinations` order) for which sqrt(a1 * prod(a[c])) meets Q4's
+    target: the same products as `math.prod`, whose start 1 leaves the first factor as it is."""
+    if q4 == LONGER:
+        return [c for c in _triples(len(a)) if math.sqrt(a1 * (a[c[0]] * a[c[1]] * a[c[2]])) > _Q4_ABOVE]
+    return [c for c in _triples(len(a)) if math.sqrt(a1 * (a[c[0]] * a[c[1]] * a[c[2]])) < _Q4_BELOW]
 
 
 def build(rng: np.random.Generator, level: int, n_hex: int, q2: str, q4: str, q5: str) -> Scene | None:
@@ -334,22 +365,12 @@ def build(rng: np.random.Generator, level: int, n_hex: int, q2: str, q4: str, q5
         return None
     row = rows[pool[int(np.searchsorted(cum, rng.random() * total))]].tolist()
     ts = [row[i] for i in rng.permutation(m)]          # value indices from here on
-    firsts = []
-    for i, t in enumerate(ts):
-        if t == half:
-            continue
-        mod = _turn_mod60_ix([half] + ts[:i] + ts[i + 1:], eis, turn)
-        # direction_gap_deg >= TURN_GAP_DEG, then _direction == q5 (no tie: the gap is positive)
-        if min(mod, abs(mod - 30.0), 60.0 - mod) >= TURN_GAP_DEG and (CCW if mod < 30.0 else CW) == q5:
-            firsts.append(i)
+    firsts = _firsts(ts, eis, turn, half, q5)
     if not firsts:
         return None
     i = firsts[int(rng.integers(len(firsts)))]
     rest = ts[:i] + ts[i + 1:]
-    a = [a_of[t] for t in rest]
-    a1 = a_of[ts[i]]
-    fronts = [c for c in combinations(range(m - 1), Q4_DEPTH - 1)
-              if _q4_ok(math.sqrt(a1 * math.prod([a[j] for j in c])), q4)]
+    fronts = _fronts(a_of[ts[i]], [a_of[t] for t in rest], q4)
     if not fronts:
         return None
     c = fronts[int(rng.integers(len(fronts)))]
@@ -536,9 +557,13 @@ def _h2_label(canvas: Canvas, scene: Scene, hexes) -> None:
         normals.append((n[0] / math.hypot(*n), n[1] / math.hypot(*n)))
     rays = [[p, (p[0] + n[0] * 2000, p[1] + n[1] * 2000)] for p, n in zip(dots, normals)]
     hits = shapely.intersection(shapely.linestrings(np.reshape(rays, (-1, 2, 2))), ring)
+    coords, which = shapely.get_coordinates(hits, return_index=True)   # one call for every ray's points
+    meets = [[] for _ in dots]
+    for q, k in zip(coords.tolist(), which.tolist()):
+        meets[k].append(q)
     spots = []                                # (distance, order, dot, label centre, direction)
-    for p, n, hit in zip(dots, normals, hits):
-        out = min(math.dist(p, q) for q in shapely.get_coordinates(hit).tolist())   # where the ray leaves H1
+    for p, n, qs in zip(dots, normals, meets):
+        out = min(math.dist(p, q) for q in qs)                                      # where the ray leaves H1
         cross = (p[0] + n[0] * out, p[1] + n[1] * out)
         if min(math.dist(cross, v) for v in hexes[0]) < LEADER_CLEAR_PX:
             continue

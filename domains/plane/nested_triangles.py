@@ -385,6 +385,19 @@ def _cells(n1: int) -> dict[tuple[bool, bool, bool], tuple]:
     return {k: tuple(v) for k, v in out.items()}
 
 
+_ROLLS = tuple(np.roll(np.arange(3), k) for k in range(3))
+
+
+def _area_at_least(pts: np.ndarray, limit: float) -> bool:
+    """abs(Polygon(pts).area) >= limit for a triangle: the plain shoelace decides unless it lies within a relative
+    1e-9 of the limit (far beyond the rounding of either), where shapely's area does."""
+    (x0, y0), (x1, y1), (x2, y2) = pts.tolist()
+    a = abs((x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0)) / 2
+    if abs(a - limit) > 1e-9 * limit:
+        return a >= limit
+    return abs(Polygon(pts).area) >= limit
+
+
 def _t1(rng: np.random.Generator, level: int) -> tuple[tuple[float, float], ...]:
     """Angles >= 35 deg, largest <= 90 (<= 100 at level 3), area >= 25% of the canvas. Obtuse shapes cannot reach
     that area at a random turn, so their longest side is laid near a diagonal of the box."""
@@ -413,8 +426,8 @@ def _t1(rng: np.random.Generator, level: int) -> tuple[tuple[float, float], ...]
         pts = (shape - shape.min(axis=0)) * scale
         slack = (hi - lo) - ext * scale
         pts = pts + lo + slack * rng.uniform(0.0, 1.0, size=2)
-        pts = np.round(pts[np.roll(np.arange(3), int(rng.integers(3)))], 2)
-        if abs(Polygon(pts).area) >= MIN_AREA_PX2 and pts.min() >= lo and pts.max() <= hi:
+        pts = np.round(pts[_ROLLS[int(rng.integers(3))]], 2)
+        if pts.min() >= lo and pts.max() <= hi and _area_at_least(pts, MIN_AREA_PX2):
             return tuple((float(x), float(y)) for x, y in pts)
     raise Reject("t1_too_small")
 
@@ -470,6 +483,31 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     raise Reject("no_legible_nesting")
 
 
+def _new_fails(t: np.ndarray, n: int, nums: tuple[int, int, int], shortest: float) -> bool:
+    """Whether the triangle `_inner(t, n, nums)` breaks a rule of its own: a side under `shortest`, an inradius
+    under `INRADIUS_PX` or an angle under `SLIVER_DEG`. In plain floats, element by element the arithmetic of
+    `_inner`, `_sides`, `inradius_px` and `min_angle_deg` (a corner's sides are two of the triangle's); an angle
+    within 1e-9 deg of the limit is left to `min_angle_deg` itself."""
+    (x0, y0), (x1, y1), (x2, y2) = t.tolist()
+    f0, f1, f2 = nums[0] / n, nums[1] / n, nums[2] / n
+    px, py = ((x0 + f0 * (x1 - x0), x1 + f1 * (x2 - x1), x2 + f2 * (x0 - x2)),
+              (y0 + f0 * (y1 - y0), y1 + f1 * (y2 - y1), y2 + f2 * (y0 - y2)))
+    dx = (px[0] - px[1], px[1] - px[2], px[2] - px[0])         # side k: corner k -> corner k + 1, reversed
+    dy = (py[0] - py[1], py[1] - py[2], py[2] - py[0])
+    side = [math.sqrt(dx[k] * dx[k] + dy[k] * dy[k]) for k in range(3)]
+    if min(side) < shortest:
+        return True
+    area2 = abs((px[1] - px[0]) * (py[2] - py[0]) - (px[2] - px[0]) * (py[1] - py[0]))
+    if area2 / (side[0] + side[1] + side[2]) < INRADIUS_PX:
+        return True
+    # angle at corner k between a = corner k+1 - corner k = -d_k and b = corner k-1 - corner k = d_{k-1}
+    low = min(math.degrees(math.acos(min(max((-dx[k] * dx[k - 1] + -dy[k] * dy[k - 1]) / side[k] / side[k - 1],
+                                                -1.0), 1.0))) for k in range(3))
+    if abs(low - SLIVER_DEG) <= 1e-9:
+        return min_angle_deg(_inner(t, n, nums)) < SLIVER_DEG
+    return low < SLIVER_DEG
+
+
 def _deeper(rng: np.random.Generator, scene: Scene, n_tri: int) -> Scene | None:
     """Append T3..T_N with free fractions, one level at a time: a level is redrawn (up to LEVEL_TRIES times) until
     the nesting so far keeps every legibility rule and, when more levels follow, its innermost triangle's sides are
@@ -484,17 +522,13 @@ def _deeper(rng: np.random.Generator, scene: Scene, n_tri: int) -> Scene | None:
                 return None
         for _ in range(LEVEL_TRIES):
             if scene.level == 3:
-                n, nums = UNTICKED_DEN, tuple(int(x) for x in rng.choice(UNTICKED_NUM, size=3))
+                n, nums = UNTICKED_DEN, tuple(rng.choice(UNTICKED_NUM, size=3).tolist())
             else:
                 n = int(rng.integers(3, top + 1))
-                nums = tuple(int(x) for x in rng.integers(1, n, size=3))
+                nums = tuple(rng.integers(1, n, size=3).tolist())
             # Any test failing redraws the level, so those on the new triangle alone (cheap, and the ones that
             # fail most often) go first; _fits then checks the whole nesting.
-            new = _inner(last, n, nums)
-            sides = _sides(new)
-            if triangle_count(scene) + 1 < n_tri and sides.min() < 3 * DEEP_READ_PX:
-                continue
-            if inradius_px(new, sides) < INRADIUS_PX or min_angle_deg(new) < SLIVER_DEG:
+            if _new_fails(last, n, nums, 3 * DEEP_READ_PX if triangle_count(scene) + 1 < n_tri else 0.0):
                 continue
             cand = replace(scene, divisions=scene.divisions + (n,), ticks=scene.ticks + (nums,))
             if not _fits(cand, grown=checked):
@@ -560,17 +594,24 @@ def tick_segments(scene: Scene, i: int | None = None) -> list[tuple[np.ndarray, 
     """The drawn ticks of T_{i+1} (0-based i; None: of every triangle) as segments in px. Latent geometry: the
     drawing and the pointer rule both use it."""
     segs = []
-    for m, t in enumerate(triangles_px(scene)[:-1]):
-        if (i is not None and m != i) or not ticked(scene, m):
-            continue
-        n, half = scene.divisions[m], TICK_PX[min(m, 1)][0] / 2
-        for k in range(3):
-            a, b = t[k], t[NEXT[k]]
-            u = (b - a) / np.linalg.norm(b - a)
-            nrm = np.array([-u[1], u[0]]) * half
-            base = a + (np.arange(1, n) / n)[:, None] * (b - a)       # a + j / n * (b - a), j = 1 .. n - 1
-            segs += list(zip(base - nrm, base + nrm))
+    for m in range(len(scene.divisions)):
+        if (i is None or m == i) and ticked(scene, m):
+            segs += _triangle_ticks(scene, m)
     return segs
+
+
+@functools.lru_cache(maxsize=256)   # drawn per triangle, then all together by the T2 pointer's rule
+def _triangle_ticks(scene: Scene, m: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    t = triangles_px(scene)[m]
+    n, half = scene.divisions[m], TICK_PX[min(m, 1)][0] / 2
+    segs = []
+    for k in range(3):
+        a, b = t[k], t[NEXT[k]]
+        u = (b - a) / np.linalg.norm(b - a)
+        nrm = np.array([-u[1], u[0]]) * half
+        base = a + (np.arange(1, n) / n)[:, None] * (b - a)       # a + j / n * (b - a), j = 1 .. n - 1
+        segs += list(zip(base - nrm, base + nrm))
+    return tuple(segs)
 
 
 def _side_marks(scene: Scene, j: int) -> list[float]:
