@@ -2,6 +2,7 @@
 matching odd junctions; here the same answers come from brute force on an explicitly built edge list: a search over
 (junction, roads used so far) states for every walk that uses each road once, and the smallest set of roads whose
 doubling makes every junction even. The picture's legibility rules are re-measured with shapely."""
+import math
 from dataclasses import replace
 from functools import lru_cache
 from itertools import combinations
@@ -275,3 +276,79 @@ def test_segment_distances_rows_match_the_full_matrix():
         x, y = np.nonzero(np.ones((n, m), bool))
         assert np.array_equal(rm.segment_distances_rows(a0[x], a1[x], b0[y], b1[y]),
                               segment_distances(a0, a1, b0, b1)[x, y])
+
+
+def test_segment_distances_xy_broadcast_match_the_full_matrices():
+    """The x/y forms, broadcast to a full matrix, give the bits of `grip.geometry`'s matrices."""
+    from grip.geometry import point_segment_distances, segment_distances
+    rng = np.random.default_rng(6)
+    for t in range(50):
+        n, m = (int(v) for v in rng.integers(1, 20, 2))
+        a0, a1, p = (np.round(rng.random((q, 2)) * 768.0, t % 3) for q in (n, n, m))
+        x0, y0, x1, y1 = a0[:, 0], a0[:, 1], a1[:, 0], a1[:, 1]
+        assert np.array_equal(rm.segment_distances_xy(x0[:, None], y0[:, None], x1[:, None], y1[:, None],
+                                                      x0, y0, x1, y1), segment_distances(a0, a1, a0, a1))
+        assert np.array_equal(rm.point_segment_xy(p[:, :1], p[:, 1:], x0, y0, x1, y1),
+                              point_segment_distances(p, np.hstack([a0, a1])))
+
+
+def _crossings_reference(polys):
+    """`rm.crossings` as a plain loop over road pairs (the smallest segment distance of each pair first)."""
+    from grip.geometry import segment_distances
+    out, gap = [], np.inf
+    for i, j in combinations(range(len(polys)), 2):
+        (ei, pi, si), (ej, pj, sj) = polys[i], polys[j]
+        if set(ei) & set(ej):
+            continue
+        best = float(segment_distances(pi[:-1], pi[1:], pj[:-1], pj[1:]).min())
+        if best == 0.0 and si and sj:
+            (a, b), (c, e) = pi, pj
+            r, s = b - a, e - c
+            t = ((c[0] - a[0]) * s[1] - (c[1] - a[1]) * s[0]) / (r[0] * s[1] - r[1] * s[0])
+            x = a + r * t
+            cosang = abs(float(np.dot(r, s))) / (np.linalg.norm(r) * np.linalg.norm(s))
+            out.append((i, j, (float(x[0]), float(x[1])), math.degrees(math.acos(min(1.0, cosang)))))
+        else:
+            gap = min(gap, best - rm.ROAD_W_PX)
+    return out, gap
+
+
+def _exit_reference(poly, centre):
+    d = np.hypot(*(poly - np.asarray(centre)).T)
+    k = int(np.argmax(d >= rm.JUNCTION_R_PX))
+    q = poly[k - 1] + (poly[k] - poly[k - 1]) * (rm.JUNCTION_R_PX - d[k - 1]) / (d[k] - d[k - 1]) - centre
+    return math.degrees(math.atan2(q[1], q[0])) % 360.0
+
+
+def test_road_geometry_matches_plain_references():
+    """The cached polylines and end angles, the pairwise gaps and overpasses and the junction gap give the bits of
+    the plain formulas, on random layouts with crossing straight roads, bowed pairs and loops."""
+    rng = np.random.default_rng(7)
+    for t in range(24):
+        n = int(rng.integers(3, 8))
+        pts = tuple((float(x), float(y)) for x, y in np.round(rng.random((n, 2)) * 600.0 + 80.0, 1))
+        pairs = list(combinations(range(n), 2))
+        roads = tuple(sorted((*pairs[k], int(rng.integers(-1, 2)) * (t % 2)) for k in
+                             rng.permutation(len(pairs))[: int(rng.integers(1, len(pairs) + 1))]))
+        loops = tuple((int(j), float(rng.integers(0, 360))) for j in rng.permutation(n)[: t % 3])
+        polys = rm.polylines(pts, roads, loops)
+        for r, (_, p, _) in zip(roads, polys):
+            if r[2]:
+                a, b = np.asarray(pts[r[0]]), np.asarray(pts[r[1]])
+                d = b - a
+                c = (a + b) / 2 + np.array([d[1], -d[0]]) / np.linalg.norm(d) * 2 * rm.BULGE_PX * r[2]
+                tt = np.linspace(0.0, 1.0, 17)[:, None]
+                assert np.array_equal(p, (1 - tt) ** 2 * a + 2 * (1 - tt) * tt * c + tt ** 2 * b)
+        angles = rm.departure_angles(pts, roads, loops)
+        for k in range(n):
+            ref = []
+            for e, p, straight in polys:
+                if straight:
+                    a = math.degrees(math.atan2(p[-1][1] - p[0][1], p[-1][0] - p[0][0])) % 360.0
+                    ref += [a] if k == e[0] else [(a + 180.0) % 360.0] if k == e[-1] else []
+                else:
+                    ref += [_exit_reference(p, pts[k])] if k == e[0] else []
+                    ref += [_exit_reference(p[::-1], pts[k])] if k == e[-1] else []
+            assert sorted(angles[k]) == sorted(ref)
+        assert rm.crossings(polys) == _crossings_reference(polys)
+        assert rm.min_junction_gap_px(pts) == min(np.hypot(p[0] - q[0], p[1] - q[1]) for p, q in combinations(pts, 2))

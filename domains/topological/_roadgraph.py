@@ -10,7 +10,6 @@ import numpy as np
 
 from grip.domain import Reject
 from grip.domains.topological import _roadmap as rm
-from grip.geometry import point_segment_distances, segment_distances
 
 M_RANGE = {1: (6, 14), 2: (7, 14), 3: (9, 16)}
 PLACE_SEP_PX = 125.0
@@ -36,12 +35,13 @@ def place(rng: np.random.Generator, n: int) -> list[tuple[float, float]]:
 def skeleton(rng: np.random.Generator, pts, level: int) -> list[tuple[int, int]]:
     """Straight roads that keep clear of every other junction; non-crossing (greedy, shorter first) below level 3,
     plus up to three crossing ones at level 3."""
-    p = np.asarray(pts)
     allp = list(combinations(range(len(pts)), 2))
-    d = point_segment_distances(p, np.array([[*pts[u], *pts[v]] for u, v in allp]))   # (junctions, pairs)
+    x, y = np.array(pts, float).T
+    iu, iv = np.array(allp).T
+    d = rm.point_segment_xy(x[:, None], y[:, None], x[iu], y[iu], x[iv], y[iv])     # (junctions, pairs)
     cols = np.arange(len(allp))
-    d[[u for u, _ in allp], cols] = np.inf
-    d[[v for _, v in allp], cols] = np.inf
+    d[iu, cols] = np.inf
+    d[iv, cols] = np.inf
     near = d.min(axis=0).tolist()
     cands = []
     for k, (u, v) in enumerate(allp):
@@ -50,8 +50,9 @@ def skeleton(rng: np.random.Generator, pts, level: int) -> list[tuple[int, int]]
         if length <= MAX_ROAD_PX and near[k] >= rm.JUNCTION_R_PX + rm.ROAD_W_PX / 2 + CLEAR_PX + 6:
             cands.append((length * jitter, (u, v)))
     cands.sort()
-    ends = np.array([[*pts[u], *pts[v]] for _, (u, v) in cands]).reshape(-1, 4)
-    seg_gap = segment_distances(ends[:, :2], ends[:, 2:], ends[:, :2], ends[:, 2:]).tolist()   # plain floats
+    cu, cv = np.array([e for _, e in cands], int).reshape(-1, 2).T
+    ux, uy, vx, vy = x[cu, None], y[cu, None], x[cv, None], y[cv, None]
+    seg_gap = rm.segment_distances_xy(ux, uy, vx, vy, ux.T, uy.T, vx.T, vy.T).tolist()    # plain floats
     planar: list[tuple[int, int]] = []
     taken: list[int] = []
     crossing: list[tuple[int, int]] = []
@@ -113,15 +114,15 @@ def _skeleton_path(rng: np.random.Generator, n: int, skel, a: int, b: int) -> li
     return path
 
 
-def _room_deg(pts, mult: dict, e: tuple[int, int]) -> float:
-    """Smallest angle, at either end of road e, to another road there."""
+def _room_deg(pts, adj: list[list[int]], e: tuple[int, int]) -> float:
+    """Smallest angle, at either end of road e, to another road there (`adj`: the junctions a road joins to each)."""
     u, v = e
     room = 360.0
     for a, b in ((u, v), (v, u)):
         d = rm.direction_deg(pts, a, b)
-        for (x, y), c in mult.items():
-            if c and (x, y) != e and a in (x, y):
-                room = min(room, rm.angle_apart(d, rm.direction_deg(pts, a, y if x == a else x)))
+        for w in adj[a]:
+            if w != b:
+                room = min(room, rm.angle_apart(d, rm.direction_deg(pts, a, w)))
     return room
 
 
@@ -148,8 +149,12 @@ def graph(rng: np.random.Generator, n: int, skel, level: int, n_odd: int, pts) -
     for k in rng.permutation(len(rest))[: max(0, m - 1 - len(mult))]:
         mult[rest[k]] = 1
     if level >= 2:                                       # one or two parallel pairs, where the bowed ends fit
+        adj: list[list[int]] = [[] for _ in range(n)]
+        for u, v in mult:
+            adj[u].append(v)
+            adj[v].append(u)
         roomy = [e for e in sorted(mult)
-                 if _room_deg(pts, mult, e) >= rm.bow_angle_deg(pts, e) + 2 * ANGLE_MIN_DEG]
+                 if _room_deg(pts, adj, e) >= rm.bow_angle_deg(pts, e) + 2 * ANGLE_MIN_DEG]
         for k in rng.permutation(len(roomy))[: int(rng.integers(1, 3))]:
             mult[roomy[k]] = 2
     deg = [0] * n

@@ -5,10 +5,10 @@ right of u -> v), a loop is (junction, direction in degrees, y down)."""
 from __future__ import annotations
 
 import math
+from functools import lru_cache
+from itertools import combinations
 
 import numpy as np
-
-from grip.geometry import point_segment_distances
 
 JUNCTION_R_PX = 20.0
 ROAD_W_PX = 5.0
@@ -17,27 +17,41 @@ LOOP_REACH_PX = 112.0      # control-point distance of a loop's cubic curve: the
 LOOP_SPREAD_DEG = 30.0
 
 
-def _bezier2(p0, c, p1, k: int = 17) -> np.ndarray:
-    t = np.linspace(0.0, 1.0, k)[:, None]
-    return (1 - t) ** 2 * np.asarray(p0) + 2 * (1 - t) * t * np.asarray(c) + t ** 2 * np.asarray(p1)
+_T2, _T3 = np.linspace(0.0, 1.0, 17)[:, None], np.linspace(0.0, 1.0, 25)[:, None]
+# Bezier weights of the samples, computed once: a curve point is the sum of weight * control point, term by term in
+# the order of the textbook formula (the bits of evaluating the formula in full).
+_BEZ2 = ((1 - _T2) ** 2, 2 * (1 - _T2) * _T2, _T2 ** 2)
+_BEZ3 = ((1 - _T3) ** 3, 3 * (1 - _T3) ** 2 * _T3, 3 * (1 - _T3) * _T3 ** 2, _T3 ** 3)
 
 
-def _bezier3(p0, c0, c1, p1, k: int = 25) -> np.ndarray:
-    t = np.linspace(0.0, 1.0, k)[:, None]
-    return ((1 - t) ** 3 * np.asarray(p0) + 3 * (1 - t) ** 2 * t * np.asarray(c0)
-            + 3 * (1 - t) * t ** 2 * np.asarray(c1) + t ** 3 * np.asarray(p1))
+def _bezier2(p0, c, p1) -> np.ndarray:
+    w0, w1, w2 = _BEZ2
+    return w0 * p0 + w1 * c + w2 * p1
 
 
+def _bezier3(p0, c0, c1, p1) -> np.ndarray:
+    w0, w1, w2, w3 = _BEZ3
+    return w0 * p0 + w1 * c0 + w2 * c1 + w3 * p1
+
+
+# Polylines and their end angles are cached per (points, road): sampling, the measures, the minimal pair and the
+# drawing all ask for the same roads of one layout. `points` must be a tuple; the arrays are read-only.
+
+@lru_cache(maxsize=1024)
 def road_polyline(points, road) -> np.ndarray:
     u, v, side = road
-    a, b = np.asarray(points[u], float), np.asarray(points[v], float)
     if side == 0:
-        return np.vstack([a, b])
-    d = b - a
-    nrm = np.array([d[1], -d[0]]) / np.linalg.norm(d)       # left of u -> v on a y-down page
-    return _bezier2(a, (a + b) / 2 + nrm * 2 * BULGE_PX * side, b)
+        out = np.array([points[u], points[v]], float)
+    else:
+        a, b = np.asarray(points[u], float), np.asarray(points[v], float)
+        d = b - a
+        nrm = np.array([d[1], -d[0]]) / np.linalg.norm(d)       # left of u -> v on a y-down page
+        out = _bezier2(a, (a + b) / 2 + nrm * 2 * BULGE_PX * side, b)
+    out.flags.writeable = False
+    return out
 
 
+@lru_cache(maxsize=256)
 def loop_polyline(points, loop) -> np.ndarray:
     j, deg = loop
     p = np.asarray(points[j], float)
@@ -45,7 +59,9 @@ def loop_polyline(points, loop) -> np.ndarray:
                                        math.sin(math.radians(deg - LOOP_SPREAD_DEG))])
     c1 = p + LOOP_REACH_PX * np.array([math.cos(math.radians(deg + LOOP_SPREAD_DEG)),
                                        math.sin(math.radians(deg + LOOP_SPREAD_DEG))])
-    return _bezier3(p, c0, c1, p)
+    out = _bezier3(p, c0, c1, p)
+    out.flags.writeable = False
+    return out
 
 
 def polylines(points, roads, loops) -> list[tuple[tuple[int, ...], np.ndarray, bool]]:
@@ -57,33 +73,51 @@ def polylines(points, roads, loops) -> list[tuple[tuple[int, ...], np.ndarray, b
 
 def _exit_angle(poly: np.ndarray, centre) -> float:
     """Direction (deg, y down) from the junction centre to where the road crosses the junction circle."""
-    c = np.asarray(centre, float)
-    d = np.hypot(*(poly - c).T)
+    cx, cy = centre
+    d = np.hypot(poly[:, 0] - cx, poly[:, 1] - cy)
     k = int(np.argmax(d >= JUNCTION_R_PX))
-    a, b, da, db = poly[k - 1], poly[k], d[k - 1], d[k]
-    q = a + (b - a) * (JUNCTION_R_PX - da) / (db - da) - c
-    return math.degrees(math.atan2(q[1], q[0])) % 360.0
+    (ax, ay), (bx, by) = poly[k - 1].tolist(), poly[k].tolist()
+    da, db = float(d[k - 1]), float(d[k])
+    # the interpolation per coordinate in plain floats: the arithmetic of the vector form
+    qx = ax + (bx - ax) * (JUNCTION_R_PX - da) / (db - da) - cx
+    qy = ay + (by - ay) * (JUNCTION_R_PX - da) / (db - da) - cy
+    return math.degrees(math.atan2(qy, qx)) % 360.0
 
 
-def departure_angles(points, polys) -> list[list[float]]:
+@lru_cache(maxsize=1024)
+def _road_ends_deg(points, road) -> tuple[float, float]:
+    """The angles at which road (u, v, side) meets the circles of u and of v."""
+    u, v, side = road
+    if side == 0:           # a straight road meets the circle along its own direction
+        (x0, y0), (x1, y1) = points[u], points[v]
+        a = math.degrees(math.atan2(y1 - y0, x1 - x0)) % 360.0
+        return a, (a + 180.0) % 360.0
+    poly = road_polyline(points, road)
+    return _exit_angle(poly, points[u]), _exit_angle(poly[::-1], points[v])
+
+
+@lru_cache(maxsize=256)
+def _loop_ends_deg(points, loop) -> tuple[float, float]:
+    poly = loop_polyline(points, loop)
+    return _exit_angle(poly, points[loop[0]]), _exit_angle(poly[::-1], points[loop[0]])
+
+
+def departure_angles(points, roads, loops) -> list[list[float]]:
     """Per junction, the angles at which its road ends meet its circle (a loop has two ends there)."""
     out: list[list[float]] = [[] for _ in points]
-    for ends, poly, straight in polys:
-        if straight:        # a straight road meets the circle along its own direction
-            (x0, y0), (x1, y1) = poly[0], poly[-1]
-            a = math.degrees(math.atan2(y1 - y0, x1 - x0)) % 360.0
-            out[ends[0]].append(a)
-            out[ends[-1]].append((a + 180.0) % 360.0)
-            continue
-        out[ends[0]].append(_exit_angle(poly, points[ends[0]]))
-        out[ends[-1]].append(_exit_angle(poly[::-1], points[ends[-1]]))
+    for r in roads:
+        a, b = _road_ends_deg(points, r)
+        out[r[0]].append(a)
+        out[r[1]].append(b)
+    for lp in loops:
+        out[lp[0]].extend(_loop_ends_deg(points, lp))
     return out
 
 
-def min_angle_deg(points, polys) -> float:
+def min_angle_deg(points, roads, loops) -> float:
     """Smallest angle between two road ends at one junction (360 where no junction has two)."""
     best = 360.0
-    for angs in departure_angles(points, polys):
+    for angs in departure_angles(points, roads, loops):
         a = sorted(angs)
         for x, y in zip(a, a[1:] + [a[0] + 360.0] if len(a) > 1 else []):
             best = min(best, y - x)
@@ -91,14 +125,21 @@ def min_angle_deg(points, polys) -> float:
 
 
 def min_junction_gap_px(points) -> float:
-    p = np.asarray(points, float)
-    d = np.hypot(*(p[:, None, :] - p[None, :, :]).transpose(2, 0, 1))
-    return float(d[np.triu_indices(len(p), 1)].min())
+    pairs = list(combinations(points, 2))
+    return float(np.hypot([p[0] - q[0] for p, q in pairs], [p[1] - q[1] for p, q in pairs]).min())
 
 
 def _segments(polys) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    owner = np.concatenate([np.full(len(p) - 1, k) for k, (_, p, _) in enumerate(polys)])
-    return owner, np.vstack([p[:-1] for _, p, _ in polys]), np.vstack([p[1:] for _, p, _ in polys])
+    """(owner, start, end) of every segment of the polylines, in order."""
+    owner, first = [], []
+    start = 0
+    for k, (_, p, _) in enumerate(polys):
+        owner += [k] * (len(p) - 1)
+        first += range(start, start + len(p) - 1)
+        start += len(p)
+    first = np.array(first)
+    v = np.concatenate([p for _, p, _ in polys])
+    return np.array(owner), v[first], v[first + 1]
 
 
 def road_clearance_px(points, polys) -> float:
@@ -106,7 +147,8 @@ def road_clearance_px(points, polys) -> float:
     if not polys:
         return math.inf
     owner, a0, a1 = _segments(polys)
-    d = point_segment_distances(np.asarray(points, float), np.hstack([a0, a1]))     # (junctions, segments)
+    p = np.asarray(points, float)
+    d = point_segment_xy(p[:, 0, None], p[:, 1, None], a0[:, 0], a0[:, 1], a1[:, 0], a1[:, 1])   # (junctions, segments)
     serves = np.zeros((len(points), len(polys)), bool)
     for k, (ends, _, _) in enumerate(polys):
         serves[list(ends), k] = True
@@ -114,23 +156,33 @@ def road_clearance_px(points, polys) -> float:
     return float(d.min() - JUNCTION_R_PX - ROAD_W_PX / 2)
 
 
-def _point_segment_rows(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Distance from p[k] to the segment a[k]-b[k] per row: the arithmetic of `grip.geometry.segment_distances`."""
-    d = b - a
-    w = p - a
-    u = np.clip((w * d).sum(-1) / np.maximum((d * d).sum(-1), 1e-12), 0.0, 1.0)
-    r = w - u[..., None] * d
-    return np.hypot(r[..., 0], r[..., 1])
+# The distances below work on x and y arrays apart, with the arithmetic of `grip.geometry.segment_distances`
+# (its sum of two products over the last axis is the same sum here; the clip to [0, 1] the same max and min), so
+# they give its bits with fewer numpy calls.
+
+def point_segment_xy(px, py, ax, ay, bx, by) -> np.ndarray:
+    """Distance from (px, py) to the segment (ax, ay)-(bx, by), element by element (arrays broadcast): the bits of
+    `grip.geometry.point_segment_distances`."""
+    dx, dy, wx, wy = bx - ax, by - ay, px - ax, py - ay
+    u = np.minimum(np.maximum((wx * dx + wy * dy) / np.maximum(dx * dx + dy * dy, 1e-12), 0.0), 1.0)
+    return np.hypot(wx - u * dx, wy - u * dy)
 
 
 def segment_distances_rows(a0: np.ndarray, a1: np.ndarray, b0: np.ndarray, b1: np.ndarray) -> np.ndarray:
     """Distance between segments a0[k]-a1[k] and b0[k]-b1[k] per row k, 0 where they cross: entry (x, y) of
     `grip.geometry.segment_distances(a0, a1, b0, b1)` for the row pairs asked only, with the same bits."""
-    def orient(p, q, r):
-        return (q[..., 0] - p[..., 0]) * (r[..., 1] - p[..., 1]) - (q[..., 1] - p[..., 1]) * (r[..., 0] - p[..., 0])
-    cross = (orient(a0, a1, b0) * orient(a0, a1, b1) < 0) & (orient(b0, b1, a0) * orient(b0, b1, a1) < 0)
-    ends = np.minimum.reduce([_point_segment_rows(a0, b0, b1), _point_segment_rows(a1, b0, b1),
-                              _point_segment_rows(b0, a0, a1), _point_segment_rows(b1, a0, a1)])
+    return segment_distances_xy(*a0.T, *a1.T, *b0.T, *b1.T)
+
+
+def segment_distances_xy(px, py, qx, qy, rx, ry, sx, sy) -> np.ndarray:
+    """Distance between the segments (px, py)-(qx, qy) and (rx, ry)-(sx, sy), element by element (arrays
+    broadcast), 0 where they cross: the bits of `grip.geometry.segment_distances`."""
+    def orient(ax, ay, bx, by, cx, cy):
+        return (bx - ax) * (cy - ay) - (by - ay) * (cx - ax)
+    cross = ((orient(px, py, qx, qy, rx, ry) * orient(px, py, qx, qy, sx, sy) < 0)
+             & (orient(rx, ry, sx, sy, px, py) * orient(rx, ry, sx, sy, qx, qy) < 0))
+    ends = np.minimum(np.minimum(point_segment_xy(px, py, rx, ry, sx, sy), point_segment_xy(qx, qy, rx, ry, sx, sy)),
+                      np.minimum(point_segment_xy(rx, ry, px, py, qx, qy), point_segment_xy(sx, sy, px, py, qx, qy)))
     return np.where(cross, 0.0, ends)
 
 
@@ -143,31 +195,26 @@ def crossings(polys) -> tuple[list[tuple[int, int, tuple[float, float], float]],
     owner, a0, a1 = _segments(polys)
     k = len(polys)
     # Segment distances only between the segments of two roads i < j that share no junction: the only pairs
-    # read below.
-    apart = np.zeros((k, k), bool)
-    for i in range(k):
-        for j in range(i + 1, k):
-            apart[i, j] = not set(polys[i][0]) & set(polys[j][0])
+    # that count.
+    ends = [set(e) for e, _, _ in polys]
+    apart = np.array([[j > i and not ends[i] & ends[j] for j in range(k)] for i in range(k)], bool)
     x, y = np.nonzero(apart[owner[:, None], owner[None, :]])
-    best = np.full((k, k), np.inf)
-    np.minimum.at(best, (owner[x], owner[y]), segment_distances_rows(a0[x], a1[x], a0[y], a1[y]))
-    out, gap = [], math.inf
-    for i in range(k):
-        ei, pi, si = polys[i]
-        for j in range(i + 1, k):
-            ej, pj, sj = polys[j]
-            if not apart[i, j]:
-                continue
-            if best[i, j] == 0.0 and si and sj:
-                (a, b), (c, e) = pi, pj
-                r, s = b - a, e - c
-                den = r[0] * s[1] - r[1] * s[0]
-                t = ((c[0] - a[0]) * s[1] - (c[1] - a[1]) * s[0]) / den
-                x = a + r * t
-                cosang = abs(float(np.dot(r, s))) / (np.linalg.norm(r) * np.linalg.norm(s))
-                out.append((i, j, (float(x[0]), float(x[1])), math.degrees(math.acos(min(1.0, cosang)))))
-            else:
-                gap = min(gap, float(best[i, j]) - ROAD_W_PX)
+    # A straight road is one segment: two straight roads at distance 0 make an overpass; every other pair counts
+    # towards the gap (the smallest segment distance less the road width: rounding keeps the order of a min).
+    straight = np.array([s for *_, s in polys], bool)
+    d = segment_distances_rows(a0[x], a1[x], a0[y], a1[y])
+    over = straight[owner[x]] & straight[owner[y]] & (d == 0.0)
+    rest = d[~over]
+    gap = float(rest.min()) - ROAD_W_PX if len(rest) else math.inf
+    out = []
+    for i, j in zip(owner[x[over]].tolist(), owner[y[over]].tolist()):      # in the order of (i, j)
+        (a, b), (c, e) = polys[i][1], polys[j][1]
+        r, s = b - a, e - c
+        den = r[0] * s[1] - r[1] * s[0]
+        t = ((c[0] - a[0]) * s[1] - (c[1] - a[1]) * s[0]) / den
+        p = a + r * t
+        cosang = abs(float(np.dot(r, s))) / (np.linalg.norm(r) * np.linalg.norm(s))
+        out.append((i, j, (float(p[0]), float(p[1])), math.degrees(math.acos(min(1.0, cosang)))))
     return out, gap
 
 
@@ -199,7 +246,7 @@ def angle_apart(a: float, b: float) -> float:
 
 
 def _gaps(points, roads, loops, j: int) -> list[tuple[float, float]]:
-    angs = sorted(departure_angles(points, polylines(points, roads, loops))[j])
+    angs = sorted(departure_angles(points, roads, loops)[j])
     return [((angs[(k + 1) % len(angs)] - a) % 360.0 or 360.0, a) for k, a in enumerate(angs)] or [(360.0, 0.0)]
 
 

@@ -151,7 +151,7 @@ def _legibility(scene: Scene):
     inside = min((min(float(q[:, 0].min()) - SAFE_BORDER_PX, float(q[:, 1].min()) - CAPTION_BOTTOM_PX,
                       768.0 - SAFE_BORDER_PX - float(q.max())) - rm.ROAD_W_PX
                   for _, q, _ in polys[len(scene.roads):]), default=768.0)
-    return cross, (("angle", rm.min_angle_deg(p, polys)),
+    return cross, (("angle", rm.min_angle_deg(p, scene.roads, scene.loops)),
                    ("clear", min(rm.road_clearance_px(p, polys), inside + CLEAR_PX)),
                    ("gap", gap if math.isfinite(gap) else 768.0),
                    ("cross_angle", min((a for *_, a in cross), default=90.0)),
@@ -293,6 +293,7 @@ def _route_text(scene: Scene) -> str:
             "the route is open.")
 
 
+@lru_cache(maxsize=64)   # asked again by the Q4 rephrasing
 def ladder(scene: Scene) -> Ladder:
     leg, names = legibility(scene), letters(scene)
     x, y = (names[k] for k in scene.new_road)
