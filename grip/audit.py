@@ -370,18 +370,34 @@ def _text_leaks(res, by_pos, answers, n, levels) -> None:
     for pos, qs in sorted(by_pos.items()):
         if len(qs) != n:
             continue
-        toks = [_words(q["text"]) for q in qs]
-        support = Counter(t for ts in toks for t in ts)
-        patterns: dict[tuple, list] = {}
-        for t, c in sorted(support.items(), key=lambda tc: (-tc[1], tc[0])):   # a fixed order, whatever the hash
-            if 0.05 * n <= c <= 0.95 * n:
-                patterns.setdefault(tuple(t in ts for ts in toks), []).append(t)
+        items_of: dict[str, list[int]] = {}   # each distinct text (texts repeat) -> the items asking it
+        for i, q in enumerate(qs):
+            items_of.setdefault(q["text"], []).append(i)
+        toks = {text: _words(text) for text in items_of}
+        support = Counter()
+        for text, ix in items_of.items():
+            for t in toks[text]:
+                support[t] += len(ix)
+        varying = {t for t, c in support.items() if 0.05 * n <= c <= 0.95 * n}
+        where: dict[str, list[int]] = {t: [] for t in varying}   # token -> the items whose text has it
+        for text, ix in items_of.items():
+            for t in toks[text] & varying:
+                where[t].extend(ix)
+        patterns: dict[tuple, list] = {}       # the items a token occurs in, in order -> its tokens (one feature)
+        for t in sorted(varying, key=lambda t: (-support[t], t)):   # a fixed order, whatever the hash
+            patterns.setdefault(tuple(sorted(where[t])), []).append(t)
+        features = []
+        for ix, ws in list(patterns.items())[:60]:
+            x = [False] * n
+            for i in ix:
+                x[i] = True
+            features.append((x, ws))
         for other, ans in answers.items():
             if other == pos:
                 continue
             best, words = 0.0, []
-            for x, ws in list(patterns.items())[:60]:
-                v = stratified_v(list(x), ans, levels)
+            for x, ws in features:
+                v = stratified_v(x, ans, levels)
                 if v > best:
                     best, words = v, ws
             if best > V_TEXT / 2:
