@@ -4,24 +4,34 @@ and the release's full item count extrapolated from those rates.
 Per domain (a line as each finishes):
   w=1 /s    `build` end to end with one worker (sampling, answers, drawing, PNG encode, writes; no grain copies:
             at a reduced n they would weigh far more than in a release), items per second of wall time.
-  w=2 /s    the same build with two workers, wall time. Both wall rates include whatever else the machine runs,
-            and the pool's start, which a 3,000-item build pays once but a small one pays in every item.
+  w=2 /s    the same with two workers, wall time, on other items (the next seed but one: no scene the first
+            builds made, whose per-scene caches a forked worker would inherit). Both wall rates include whatever
+            else the machine runs, and the pool's start, which a 3,000-item build pays once but a small one pays
+            in every item.
   cpu /s    items per CPU second of one worker that has already made items: a second one-worker build of n
             items in the same process, of the next seed (other items of the same levels; every per-process table
-            and cache warm, no scene repeated), CPU of the process and its workers: the rate of one core that has
-            the machine to itself, as in a 3,000-item build, which pays a process's warm-up once. (A resumed
-            store would not do: resuming re-checks rows already there.)
+            and cache warm, no scene repeated), CPU of the process: the rate of one core that has the machine to
+            itself, as in a 3,000-item build, which pays a process's warm-up once. (A resumed store would not do:
+            resuming re-checks rows already there.)
+  cpu2 /s   items per CPU second of the two-worker build: its workers and the process that writes the store
+            (receiving each item, writing its files and row), all counted, less what starting and stopping the
+            pool costs (measured by a two-worker build of 2 more items, beyond 2 items at cpu /s): the per-item
+            cost of a release on two cores.
   warm-up   CPU seconds the first n items cost beyond n items at that rate: the domain's import and the
             tables its process builds once (paid once per domain by each worker of a release build).
   floor /s  the same accepted scenes drawn and PNG-encoded again, nothing else, per CPU second (as
             build_throughput.py measures, in CPU time): the most a build could reach.
   floor/cpu how far the pipeline is from that floor (1.0 = nothing but drawing and encoding).
-  release   this domain's recipe n at cpu /s, plus two workers' warm-up, shared by two cores.
+  audit     CPU seconds of the audit `grip build` prints at its end (grip.audit.build_summary), over the recipe's
+            n items (at most the audit's MAX_ROWS): the n built items repeated to that count. It runs in the one
+            process after the workers stop, so it adds its whole time to a release, not half.
+  release   this domain's recipe n at cpu2 /s, plus two workers' warm-up, shared by two cores, plus its audit.
 Then the slowest five domains, the CPU cost of one item's grain copies (three sigmas, each PNG-encoded; noise
-compresses slowly), and the release extrapolated: its items at the CPU rates plus its grain items (each domain's
-grain subset) and two warm-ups per domain, shared by two cores (the target is <= 15 min); the same from the measured wall rates at two
-workers; and per added worker (a Ray worker, say) as a linear estimate, T(k) = CPU seconds / k, which assumes
-each worker has a core of its own as fast as this one and no overhead: an estimate, not a measurement.
+compresses slowly), and the release extrapolated: its items at the cpu2 rates plus its grain items (each domain's
+grain subset) and two warm-ups per domain, shared by two cores, plus the audits (the target is <= 15 min); the same from the
+measured wall rates at two workers; and per added worker (a Ray worker, say) as a linear estimate, T(k) = CPU
+seconds / k, which assumes each worker has a core of its own as fast as this one and no overhead: an estimate,
+not a measurement.
 
     python benchmarks/release.py [--manifest manifests/grip-v1.toml] [--n 30] [--domains a,b]
 """
@@ -40,6 +50,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from build_throughput import floor_rate, read_rows  # noqa: E402
 
 from grip import domains  # noqa: E402
+from grip.audit import MAX_ROWS, audit_rows  # noqa: E402
 from grip.builder import build, generate  # noqa: E402
 from grip.grain import SIGMAS, grain_copies  # noqa: E402
 from grip.release import load_recipe  # noqa: E402
@@ -95,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     total_n = sum(d.n for d in recipes)
     print(f"{recipe.name}: {len(recipes)} domains, {total_n:,} items in the recipe; building {args.n} per domain "
           f"at 1 and 2 workers", flush=True)
-    print(f"{'domain':<22} {'w=1 /s':>7} {'w=2 /s':>7} {'cpu /s':>7} {'warm-up':>7} {'floor /s':>8} "
-          f"{'floor/cpu':>9} {'release':>9}", flush=True)
+    print(f"{'domain':<22} {'w=1 /s':>7} {'w=2 /s':>7} {'cpu /s':>7} {'cpu2 /s':>7} {'warm-up':>7} {'floor /s':>8} "
+          f"{'floor/cpu':>9} {'audit':>6} {'release':>9}", flush=True)
     rows = []
     t_start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -104,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
             wall = []
             for workers in (1, 2):
                 c0 = _cpu()
-                res = build(d.domain, args.n, Path(tmp) / f"w{workers}", seed=d.seed, level=d.level,
-                            workers=workers, grain_subset=0)
+                res = build(d.domain, args.n, Path(tmp) / f"w{workers}", seed=d.seed + 2 * (workers - 1),
+                            level=d.level, workers=workers, grain_subset=0)
                 wall.append(args.n / res.seconds)
                 if workers == 1:
                     c1 = _cpu()
@@ -113,26 +124,43 @@ def main(argv: list[str] | None = None) -> int:
                           grain_subset=0)
                     cpu = args.n / (_cpu() - c1)
                     warm = max(0.0, (c1 - c0) - args.n / cpu)
-            flo = floor_rate(d.domain, read_rows(res.domain_dir), clock=time.process_time)
-            rows.append((d, wall[0], wall[1], cpu, warm))
-            print(f"{d.domain:<22} {wall[0]:>7.1f} {wall[1]:>7.1f} {cpu:>7.1f} {warm:>7.2f} {flo:>8.1f} "
-                  f"{flo / cpu:>9.2f} {_fmt((d.n / cpu + 2 * warm) / 2):>9}", flush=True)
+                    first = res.domain_dir
+                else:
+                    c2 = _cpu()
+                    build(d.domain, 2, Path(tmp) / "pool", seed=d.seed + 3, level=d.level, workers=2, grain_subset=0)
+                    pool = max(0.0, (_cpu() - c2) - 2 / cpu)
+                    cpu2 = args.n / max((c2 - c0) - pool, args.n / cpu)
+            built = read_rows(first)
+            flo = floor_rate(d.domain, built, clock=time.process_time)
+            m = min(d.n, MAX_ROWS)
+            t_a = time.process_time()
+            audit_rows(d.domain, (built * -(-m // len(built)))[:m], domains.get(d.domain))
+            aud = time.process_time() - t_a
+            rows.append((d, wall[0], wall[1], cpu, warm, cpu2, aud))
+            print(f"{d.domain:<22} {wall[0]:>7.1f} {wall[1]:>7.1f} {cpu:>7.1f} {cpu2:>7.1f} {warm:>7.2f} "
+                  f"{flo:>8.1f} {flo / cpu:>9.2f} {aud:>6.1f} {_fmt((d.n / cpu2 + 2 * warm) / 2 + aud):>9}", flush=True)
     print(f"({time.perf_counter() - t_start:.0f} s of building)")
     slow = sorted(rows, key=lambda r: r[3])[:5]
-    print("slowest five (items per CPU s): " + ", ".join(f"{d.domain} {c:.1f}" for d, _, _, c, _ in slow))
+    print("slowest five (items per CPU s): " + ", ".join(f"{r[0].domain} {r[3]:.1f}" for r in slow))
     g_items = sum(min(d.grain_subset, d.n) for d in recipes)
     g_s = grain_seconds(recipes[0].domain)
     print(f"grain copies: {g_s:.2f} CPU s per item (3 sigmas, encoded) x {g_items:,} grain items = "
           f"{_fmt(g_s * g_items)} of CPU", flush=True)
-    warm_total = 2 * sum(w for *_, w in rows)
-    cpu_total = sum(d.n / c for d, _, _, c, _ in rows) + g_s * g_items + warm_total
-    wall2 = sum(d.n / w2 for d, _, w2, _, _ in rows) + g_s * g_items / 2
-    print(f"warm-ups: {_fmt(warm_total)} of CPU (two workers, every domain)", flush=True)
-    print(f"release ({total_n:,} items): {_fmt(cpu_total)} of CPU; on 2 cores {_fmt(cpu_total / 2)} "
-          f"(target <= {_fmt(TARGET_S)}: {'met' if cpu_total / 2 <= TARGET_S else 'NOT met'}); at the wall rates "
-          f"measured with 2 workers just now, {_fmt(wall2)}")
-    print("linear estimate per added worker, CPU seconds / workers (not measured): "
-          + ", ".join(f"{k} workers {_fmt(cpu_total / k)}" for k in (3, 4, 8, 16, 32)))
+    warm_total = 2 * sum(r[4] for r in rows)
+    one_core = sum(r[0].n / r[3] for r in rows)
+    cpu_total = sum(r[0].n / r[5] for r in rows) + g_s * g_items + warm_total
+    wall2 = sum(r[0].n / r[2] for r in rows) + g_s * g_items / 2
+    print(f"warm-ups: {_fmt(warm_total)} of CPU (two workers, every domain); the items at one worker's CPU rates "
+          f"{_fmt(one_core)}, at the two-worker build's (writer and workers) {_fmt(cpu_total - g_s * g_items - warm_total)}",
+          flush=True)
+    audits = sum(r[6] for r in rows)
+    on_two = cpu_total / 2 + audits
+    print(f"audits at the end of each domain's build: {_fmt(audits)} in all (one process: added whole)", flush=True)
+    print(f"release ({total_n:,} items): {_fmt(cpu_total)} of CPU for the items; on 2 cores {_fmt(on_two)} with the "
+          f"audits (target <= {_fmt(TARGET_S)}: {'met' if on_two <= TARGET_S else 'NOT met'}); at the wall rates "
+          f"measured with 2 workers just now, {_fmt(wall2 + audits)}")
+    print("linear estimate per added worker, CPU seconds / workers + audits (not measured): "
+          + ", ".join(f"{k} workers {_fmt(cpu_total / k + audits)}" for k in (3, 4, 8, 16, 32)))
     return 0
 
 
