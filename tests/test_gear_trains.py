@@ -309,3 +309,84 @@ def test_back_gear_is_hatched_and_front_gears_are_cased():
     ring = [img[int(cy + (tip + 3) * math.sin(t)), int(cx + (tip + 3) * math.cos(t))]
             for t in np.linspace(0, 2 * math.pi, 90, endpoint=False)]
     assert sum(x >= 3 * 250 for x in ring) > 0.5 * len(ring)
+
+
+# --- fast paths against plain references -------------------------------------------------------------------------
+
+def _fastest_by_fractions(s):
+    w = gt.signed_rpm(s)
+    ranked = sorted(gt.shaft_groups(s), key=lambda g: -abs(w[g[0]]))
+    top, second = abs(w[ranked[0][0]]), abs(w[ranked[1][0]])
+    return ranked[0], float(top / second) if second else math.inf
+
+
+def test_fastest_agrees_with_fraction_ranking():
+    rng = np.random.default_rng(7)
+    scenes = []
+    for k in range(30):   # sampled trains, and random trees of few teeth counts (ties, still gears, shafts)
+        try:
+            scenes.append(gt.sample(rng, 1 + k % 3))
+        except Reject:
+            pass
+        n = int(rng.integers(3, 8))
+        meshes = [(int(rng.integers(0, j)), j) for j in range(1, n) if rng.random() < 0.85]
+        shafts = [] if rng.random() < 0.5 else [(n - 1, n)]
+        teeth = [int(t) for t in rng.choice([10, 20, 30, 40], size=n + len(shafts))]
+        scenes.append(hand_scene(teeth, meshes, shafts, direction=(gt.CW, gt.CCW)[k % 2]))
+    for s in scenes:
+        assert gt.fastest(s) == _fastest_by_fractions(s)
+
+
+def test_box_in_ring_agrees_with_shapely():
+    from shapely.geometry import Point, box
+    rng = np.random.default_rng(11)
+    decided = tried = 0
+    for _ in range(40):
+        cx, cy, outer = *rng.uniform(200, 500, 2).tolist(), float(rng.uniform(60, 130))
+        holes = [(cx, cy, outer * float(rng.uniform(0.3, 0.7)))]
+        holes += [(cx + float(d * math.cos(a)), cy + float(d * math.sin(a)), float(r)) for d, a, r in
+                  zip(rng.uniform(0.8, 1.6, 2) * outer, rng.uniform(0, 2 * math.pi, 2), rng.uniform(30, 70, 2))]
+        region = Point(cx, cy).buffer(outer)
+        for hx, hy, hr in holes:
+            region = region.difference(Point(hx, hy).buffer(hr))
+        for _ in range(30):
+            rm, a = float(rng.uniform(0.2, 1.1) * outer), float(rng.uniform(0, 2 * math.pi))
+            u, v, w, h = cx + rm * math.cos(a), cy + rm * math.sin(a), *rng.uniform(5, 40, 2).tolist()
+            corners = (u - w / 2, v - h / 2, u + w / 2, v + h / 2)
+            got = gt._box_in_ring(corners, (cx, cy), outer, holes)
+            tried += 1
+            if got is not None:
+                decided += 1
+                assert got == region.contains(box(*corners)), (corners, holes)
+    assert decided > 0.9 * tried
+
+
+def _back_gear_every_line(canvas, outline):
+    """`_back_gear`'s hatching stroked line for line over the whole bounding box."""
+    gt.shapes.polygon(canvas, outline, gt.Style(stroke=None, fill=gt.GREY_PALE))
+    ctx = canvas.ctx
+    with canvas.layer():
+        pts = canvas.pts_px(outline)
+        ctx.move_to(*pts[0])
+        for p in pts[1:]:
+            ctx.line_to(*p)
+        ctx.close_path()
+        ctx.clip()
+        (u0, v0), (u1, v1) = pts.min(axis=0), pts.max(axis=0)
+        for u in np.arange(u0 - (v1 - v0), u1, 9.0):
+            ctx.move_to(u, v1)
+            ctx.line_to(u + (v1 - v0), v0)
+        ctx.set_source_rgb(*gt.GREY_LIGHT)
+        ctx.set_line_width(2.0)
+        ctx.stroke()
+    gt.shapes.polygon(canvas, outline, gt.Style(stroke=gt.GREY_DARK, width_px=2.0, dash_px=(7.0, 4.0)))
+
+
+def test_back_gear_hatching_leaves_out_only_lines_clipped_away():
+    for teeth, m, c, ph in ((40, 6.0, (384.3, 400.7), 3.0), (28, 7.5, (301.2, 352.9), 11.5),
+                             (16, 6.0, (99.9, 600.1), 0.0)):
+        outline = gt.shapes.gear_outline(c, m * teeth / 2, teeth, m, ph)
+        got, want = gt.Canvas(768), gt.Canvas(768)
+        gt._back_gear(got, outline, "B")
+        _back_gear_every_line(want, outline)
+        assert np.array_equal(got.array(), want.array())

@@ -53,6 +53,7 @@ HUB_PX = 15.0
 TOP_PX = 78.0                             # caption strip: gears stay below it
 PAD_PX = 6.0                              # gap between tip circles and the safe border
 ARROW = Style(stroke=OKABE_ITO["vermillion"], width_px=3.0)
+COUNT = TEXT.with_(font_px=14.0)          # teeth counts
 
 
 @dataclass(frozen=True)
@@ -90,10 +91,9 @@ def _neighbours(scene: Scene) -> list[list[tuple[int, Fraction, int]]]:
     return nb
 
 
-def _walk(scene: Scene) -> tuple[list[Fraction], list[int | None]]:
-    """Signed speed (rpm, + = clockwise) and meshes from A for every gear; None/0 for gears A does not reach."""
-    # Exact speeds as integer pairs (numerator, positive denominator), turned into Fractions once at the end:
-    # the same values as multiplying Fractions mesh by mesh, without normalising at every step.
+def _exact(scene: Scene) -> tuple[list[tuple[int, int]], list[int | None]]:
+    """Signed speed (rpm, + = clockwise) as an integer pair (numerator, positive denominator), not reduced, and
+    meshes from A for every gear; (0, 1)/None for gears A does not reach."""
     a, n = index_of(scene, "A"), len(scene.teeth)
     w: list[tuple[int, int] | None] = [None] * n
     hops: list[int | None] = [None] * n
@@ -116,7 +116,14 @@ def _walk(scene: Scene) -> tuple[list[Fraction], list[int | None]]:
                 todo.append(j)
             elif w[j][0] * q * fq != p * fp * w[j][1]:
                 raise Reject("jammed")   # an odd mesh loop, or a shaft loop whose ratios do not close
-    return [Fraction(*x) if x is not None else Fraction(0) for x in w], hops
+    return [x if x is not None else (0, 1) for x in w], hops
+
+
+@functools.lru_cache(maxsize=16)   # the ladder asks for the same scene's speeds several times
+def _walk(scene: Scene) -> tuple[list[Fraction], list[int | None]]:
+    """Signed speed (rpm, + = clockwise) and meshes from A for every gear; 0/None for gears A does not reach."""
+    w, hops = _exact(scene)
+    return [Fraction(p, q) for p, q in w], hops
 
 
 def signed_rpm(scene: Scene) -> list[Fraction]:
@@ -134,10 +141,12 @@ def shaft_groups(scene: Scene) -> list[tuple[int, ...]]:
 
 def fastest(scene: Scene) -> tuple[tuple[int, ...], float]:
     """The fastest turning shaft and its speed ratio over the second fastest (1.0 = a tie)."""
-    w = signed_rpm(scene)
-    ranked = sorted(shaft_groups(scene), key=lambda g: -abs(w[g[0]]))
-    top, second = abs(w[ranked[0][0]]), abs(w[ranked[1][0]])
-    return ranked[0], float(top / second) if second else math.inf
+    w = _exact(scene)[0]
+    den = math.lcm(*(q for _, q in w))
+    speed = [abs(p) * (den // q) for p, q in w]   # |w| over a common denominator: exact, without Fractions
+    ranked = sorted(shaft_groups(scene), key=lambda g: -speed[g[0]])
+    top, second = speed[ranked[0][0]], speed[ranked[1][0]]
+    return ranked[0], top / second if second else math.inf   # int / int is correctly rounded, as float(Fraction)
 
 
 # --- sampling ----------------------------------------------------------------------------------------------------
@@ -187,13 +196,12 @@ def _place(rng, level, teeth, parents, compound_at) -> list[tuple[float, float]]
         back, front = (p, compound_at) if teeth[p] > teeth[compound_at] else (compound_at, p)
         linked |= {frozenset((back, j)) for pair in list(linked) if front in pair for j in pair if j != front}
 
-    def fits(k: int, c: tuple[float, float], placed: dict) -> bool:
+    def fits(k: int, c: tuple[float, float], others: list) -> bool:
+        """Inside the free area and clear of the placed gears `others` ((centre, tip radius)) k may not touch."""
         if not (lo + tip[k] <= c[0] <= hi - tip[k] and max(lo, TOP_PX) + tip[k] <= c[1] <= hi - tip[k]):
             return False
-        for j, cj in placed.items():
-            if frozenset((j, k)) in linked:
-                continue
-            if math.dist(c, cj) - tip[k] - tip[j] < clear:
+        for cj, tj in others:
+            if math.dist(c, cj) - tip[k] - tj < clear:
                 return False
         return True
 
@@ -210,7 +218,8 @@ def _place(rng, level, teeth, parents, compound_at) -> list[tuple[float, float]]
                      for s in rng.permutation(24).tolist())
         else:
             cands = (tuple(c) for c in rng.uniform(lo, hi, size=(150, 2)).tolist())
-        hit = next((c for c in cands if fits(k, c, placed)), None)
+        others = [(cj, tip[j]) for j, cj in placed.items() if frozenset((j, k)) not in linked]
+        hit = next((c for c in cands if fits(k, c, others)), None)
         if hit is None:
             return None
         placed[k] = (float(hit[0]), float(hit[1]))
@@ -261,7 +270,8 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
                 break
         else:
             continue
-        w, hops = _walk(s)
+        w, hops = _exact(s)
+        w = [p for p, _ in w]   # the signs of the speeds are all that is read here
         s = replace(s, driver_dir=q4_dir if w[top[0]] > 0 else (CCW if q4_dir == CW else CW))
         # Letters by role: B matches the Q2 target, C and D are driven, X is >= 2 meshes out (not C, not D).
         turning = [k for k in range(1, n) if w[k] != 0]
@@ -394,6 +404,7 @@ counterfactual = turning_gears
 
 # --- ladder -----------------------------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=16)   # sample's accepted scene, then rephrase_q4 for the same scene
 def ladder(scene: Scene) -> Ladder:
     lv, gap = scene.level, min_gap_px(scene)
     top, ratio = fastest(scene)
@@ -445,7 +456,7 @@ def _label_block(canvas: Canvas, letter: str, teeth: str | None, center, style_h
         shapes.circle(canvas, center, HUB_PX, style_hub, owner=letter)
     draw_text_px(canvas, letter, center, LABEL)
     if teeth:
-        draw_text_px(canvas, teeth, (center[0], center[1] + 25), TEXT.with_(font_px=14.0))
+        draw_text_px(canvas, teeth, (center[0], center[1] + 25), COUNT)
 
 
 def _ring_label(canvas: Canvas, scene: Scene, front: int, back: int, covers: list[int], m: float) -> None:
@@ -453,23 +464,50 @@ def _ring_label(canvas: Canvas, scene: Scene, front: int, back: int, covers: lis
     cx, cy = scene.centers[back]
     inner = m * scene.teeth[front] / 2 + m + 3
     outer = m * scene.teeth[back] / 2 - 1.25 * m - 2
-    region = Point(cx, cy).buffer(outer).difference(Point(cx, cy).buffer(inner))
-    for j in covers:
-        region = region.difference(Point(*scene.centers[j]).buffer(m * scene.teeth[j] / 2 + m + 3))
+    holes = [(cx, cy, inner)] + [(*scene.centers[j], m * scene.teeth[j] / 2 + m + 3) for j in covers]
+    region = None   # built only for a box that plain arithmetic cannot decide
     text = f"{scene.teeth[back]}T"
     wl, hl = text_size(canvas, scene.labels[back], LABEL)
-    wt, _ = text_size(canvas, text, TEXT.with_(font_px=14.0))
+    wt, _ = text_size(canvas, text, COUNT)
     w, h = wl + wt, hl
     # A wide, short box fits the ring best straight above or below the centre: try those angles first.
     spots = sorted(((rm, a) for a in range(0, 360, 15) for rm in ((inner + outer) / 2, (inner + outer) / 2 + 4)),
                    key=lambda p: abs(math.cos(math.radians(p[1]))))
     for rm, a in spots:
         u, v = cx + rm * math.cos(math.radians(a)), cy + rm * math.sin(math.radians(a))
-        if region.contains(box(u - w / 2, v - h / 2, u + w / 2, v + h / 2)):
+        corners = (u - w / 2, v - h / 2, u + w / 2, v + h / 2)
+        inside = _box_in_ring(corners, (cx, cy), outer, holes)
+        if inside is None:
+            if region is None:
+                region = Point(cx, cy).buffer(outer)
+                for hx, hy, hr in holes:
+                    region = region.difference(Point(hx, hy).buffer(hr))
+            inside = region.contains(box(*corners))
+        if inside:
             draw_text_px(canvas, scene.labels[back], (u - w / 2 + wl / 2, v), LABEL)
-            draw_text_px(canvas, text, (u + w / 2 - wt / 2, v), TEXT.with_(font_px=14.0))
+            draw_text_px(canvas, text, (u + w / 2 - wt / 2, v), COUNT)
             return
     raise Reject("label_does_not_fit")
+
+
+APOTHEM = math.cos(math.pi / 64)   # shapely's buffer of a point: a 64-gon, vertices on the circle
+
+
+def _box_in_ring(corners, center, outer: float, holes, eps: float = 1e-6) -> bool | None:
+    """Whether the box (x0, y0, x1, y1) lies in shapely's buffer of `center` by `outer` minus its buffers of the
+    `holes` ((x, y, r)), decided in plain floats; None where the polygons' edges, which run between r cos(pi/64)
+    and r from a centre, leave it open."""
+    x0, y0, x1, y1 = corners
+    far = math.hypot(max(center[0] - x0, x1 - center[0]), max(center[1] - y0, y1 - center[1]))
+    if far > outer + eps:
+        return False
+    clear = True
+    for hx, hy, hr in holes:
+        near = math.hypot(hx - min(max(hx, x0), x1), hy - min(max(hy, y0), y1))
+        if near < hr * APOTHEM - eps:
+            return False
+        clear = clear and near > hr + eps
+    return True if clear and far < outer * APOTHEM - eps else None
 
 
 def _back_gear(canvas: Canvas, outline: np.ndarray, owner: str) -> None:
@@ -478,15 +516,21 @@ def _back_gear(canvas: Canvas, outline: np.ndarray, owner: str) -> None:
     shapes.polygon(canvas, outline, Style(stroke=None, fill=GREY_PALE), owner=owner)
     with canvas.layer():
         pts = canvas.pts_px(outline)
+        (u0, v0), (u1, v1) = pts.min(axis=0).tolist(), pts.max(axis=0).tolist()
+        pts = pts.tolist()   # Python floats: the same values, without a numpy scalar per coordinate
         ctx.move_to(*pts[0])
         for p in pts[1:]:
             ctx.line_to(*p)
         ctx.close_path()
         ctx.clip()
-        (u0, v0), (u1, v1) = pts.min(axis=0), pts.max(axis=0)
-        for u in np.arange(u0 - (v1 - v0), u1, 9.0):
-            ctx.move_to(u, v1)
-            ctx.line_to(u + (v1 - v0), v0)
+        # A line (on which x + y is constant) that passes the outline a few pixels off is clipped away whole and
+        # changes no pixel: leave it out, stroking costs time by its length.
+        diag = [u + v for u, v in pts]
+        near0, near1 = min(diag) - 6, max(diag) + 6
+        for u in np.arange(u0 - (v1 - v0), u1, 9.0).tolist():
+            if near0 <= u + v1 <= near1:
+                ctx.move_to(u, v1)
+                ctx.line_to(u + (v1 - v0), v0)
         ctx.set_source_rgb(*GREY_LIGHT)
         ctx.set_line_width(2.0)
         ctx.stroke()
@@ -575,9 +619,10 @@ def _caption(size_px: int, lines: tuple[str, ...]):
 def _blank_rows(canvas: Canvas, rows: int) -> bool:
     """Whether the top `rows` pixel rows of the canvas are still white."""
     canvas.surface.flush()
-    data = np.frombuffer(canvas.surface.get_data(), dtype=np.uint8)
-    data = data.reshape(-1, canvas.surface.get_stride())[:rows].reshape(rows, -1, 4)[:, :canvas.size_px, :3]
-    return bool((data == 255).all())
+    data = np.frombuffer(canvas.surface.get_data(), dtype=np.uint8).reshape(-1, canvas.surface.get_stride())
+    # all four bytes of each pixel: cairo writes white as 255s, padding byte included (another padding byte only
+    # costs drawing the caption instead of copying it)
+    return bool(data[:rows, :4 * canvas.size_px].min() == 255)
 
 
 DOMAIN = Domain(
