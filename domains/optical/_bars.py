@@ -16,6 +16,7 @@ only where the surface bends: an edge shared by two coplanar faces of one group,
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from itertools import islice
 from typing import Sequence
 
@@ -63,23 +64,30 @@ def bar_boxes(steps) -> list:
     return [box10(p[i], p[i + 1]) for i in range(len(steps))]
 
 
+@lru_cache(maxsize=256)
 def clearance_3d(steps, closed: bool) -> float:
     """Smallest distance between the prisms of two bars that do not meet (in a closed loop the last bar meets the
-    first), units. Pure Python: n <= 8 bars, called for every candidate the sampler draws."""
+    first), units. Pure Python: n <= 8 bars, called for every candidate the sampler draws (cached: the ladder asks
+    again for the accepted one). `steps`: a tuple of 3-tuples."""
     p = joints(steps)
     n = len(steps)
     lo = [tuple(min(a, b) for a, b in zip(p[i], p[i + 1])) for i in range(n)]
     hi = [tuple(max(a, b) for a, b in zip(p[i], p[i + 1])) for i in range(n)]
+    width = 2 * HALF / 10
     best = math.inf
     for i in range(n):
-        for j in range(i + 2, n):
-            if closed and i == 0 and j == n - 1:
-                continue
-            g2 = 0.0
-            for a in range(3):   # gap between the axis segments' boxes, less the two half widths
-                g = max(0.0, lo[j][a] - hi[i][a] - 2 * HALF / 10, lo[i][a] - hi[j][a] - 2 * HALF / 10)
-                g2 += g * g
-            best = min(best, g2)
+        (x0, y0, z0), (x1, y1, z1) = lo[i], hi[i]
+        for j in range(i + 2, n - 1 if closed and i == 0 else n):
+            (u0, v0, w0), (u1, v1, w1) = lo[j], hi[j]
+            # Per axis the gap between the axis segments' boxes (whole units, D), less the two half widths:
+            # D - width > 0 iff D >= 1, so this is max(0.0, D_ji - width, D_ij - width) as floats.
+            dx, dy, dz = max(u0 - x1, x0 - u1), max(v0 - y1, y0 - v1), max(w0 - z1, z0 - w1)
+            gx = dx - width if dx > 0 else 0.0
+            gy = dy - width if dy > 0 else 0.0
+            gz = dz - width if dz > 0 else 0.0
+            g2 = gx * gx + gy * gy + gz * gz
+            if g2 < best:
+                best = g2
     return math.sqrt(best)
 
 
@@ -91,30 +99,35 @@ def centreline_distance(steps) -> float:
     n = len(steps)
     best = math.inf
     for i in range(n):
-        for j in range(i + 2, n):
-            if i == 0 and j == n - 1:
-                continue
-            best = min(best, _segments(q[i], q[i + 1], q[j], q[j + 1]))
+        a, b = q[i], q[i + 1]
+        for j in range(i + 2, n - 1 if i == 0 else n):
+            d = _segments(*a, *b, *q[j], *q[j + 1])
+            if d < best:
+                best = d
     return best
 
 
 c30 = math.cos(math.radians(30))
 
 
-def _point_seg(p, a, b) -> float:
-    abx, aby = b[0] - a[0], b[1] - a[1]
-    t = ((p[0] - a[0]) * abx + (p[1] - a[1]) * aby) / (abx * abx + aby * aby)
-    t = min(1.0, max(0.0, t))
-    return math.hypot(p[0] - a[0] - t * abx, p[1] - a[1] - t * aby)
+def _point_seg(px, py, ax, ay, bx, by) -> float:
+    abx, aby = bx - ax, by - ay
+    apx, apy = px - ax, py - ay
+    t = (apx * abx + apy * aby) / (abx * abx + aby * aby)
+    t = 0.0 if t <= 0.0 else 1.0 if t >= 1.0 else t
+    return math.hypot(apx - t * abx, apy - t * aby)
 
 
-def _segments(a, b, c, d) -> float:
-    def orient(p, q, r):
-        return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0])
-    o1, o2, o3, o4 = orient(a, b, c), orient(a, b, d), orient(c, d, a), orient(c, d, b)
+def _segments(ax, ay, bx, by, cx, cy, dx, dy) -> float:
+    """Distance between the segments ab and cd (0 where they cross), in plain floats."""
+    o1 = (bx - ax) * (cy - ay) - (by - ay) * (cx - ax)     # orientations of c, d to ab and of a, b to cd
+    o2 = (bx - ax) * (dy - ay) - (by - ay) * (dx - ax)
+    o3 = (dx - cx) * (ay - cy) - (dy - cy) * (ax - cx)
+    o4 = (dx - cx) * (by - cy) - (dy - cy) * (bx - cx)
     if o1 * o2 < 0 and o3 * o4 < 0:
         return 0.0
-    return min(_point_seg(a, c, d), _point_seg(b, c, d), _point_seg(c, a, b), _point_seg(d, a, b))
+    return min(_point_seg(ax, ay, cx, cy, dx, dy), _point_seg(bx, by, cx, cy, dx, dy),
+               _point_seg(cx, cy, ax, ay, bx, by), _point_seg(dx, dy, ax, ay, bx, by))
 
 
 _MIXED = np.array(((1, 0, 0), (1, 1, 0), (0, 1, 0), (0, 1, 1), (0, 0, 1), (1, 0, 1)), bool)
@@ -132,34 +145,38 @@ def footprints(steps, s: float = 1.0, origin=(0.0, 0.0)) -> np.ndarray:
     return pts @ _ISO_M * s + np.asarray(origin, float)
 
 
-def _next(p: np.ndarray) -> np.ndarray:
-    return np.concatenate([p[:, 1:], p[:, :1]], axis=1)
+_PERP = np.array([-1.0, 1.0])   # (e_y, e_x) * _PERP = the edge normal (-e_y, e_x), exactly
 
 
-def _pt_seg2(px, py, ax, ay, abx, aby, abab):
-    """Squared distances from points (px, py) to segments a + [0, 1] ab, abab = |ab|^2: x and y as separate arrays
-    that broadcast together, the pair index last (long inner loops; the same arithmetic as on (x, y) rows)."""
+def _seg2_min(px, py, ax, ay, abx, aby, abab):
+    """Smallest squared distance from points (px, py) to segments a + [0, 1] ab, abab = |ab|^2, over the first two
+    axes: x and y as separate arrays that broadcast together, the pair index last (long inner loops; the same
+    arithmetic as on (x, y) rows; min/max ufuncs directly, as np.clip and ndarray.min wrap them in Python)."""
     apx, apy = px - ax, py - ay
-    t = np.clip((apx * abx + apy * aby) / abab, 0.0, 1.0)
+    t = np.minimum(np.maximum((apx * abx + apy * aby) / abab, 0.0), 1.0)
     dx, dy = apx - t * abx, apy - t * aby
-    return dx * dx + dy * dy
+    return np.minimum.reduce(np.minimum.reduce(dx * dx + dy * dy))
 
 
 def poly_distance(pa: np.ndarray, pb: np.ndarray) -> np.ndarray:
     """Distances between convex polygons pa[k] and pb[k] ((K, m, 2), (K, m', 2)); 0 where they overlap (separating
     axis test over both polygons' edge normals, exact for convex polygons; otherwise the nearest vertex-edge pair)."""
-    ea, eb = _next(pa) - pa, _next(pb) - pb
-    e = np.concatenate([ea, eb], axis=1)
-    axes = np.stack([-e[..., 1], e[..., 0]], axis=-1)                                # edge normals
-    # Both polygons' vertices on every normal in one matmul (as two would round it), reduced with K last.
-    r = np.matmul(np.concatenate([pa, pb], axis=1), axes.transpose(0, 2, 1))
-    r = np.ascontiguousarray(r.transpose(1, 2, 0))                                   # (m + m', axes, K)
-    ra, rb = r[:pa.shape[1]], r[pa.shape[1]:]
-    separated = ((ra.max(0) < rb.min(0)) | (rb.max(0) < ra.min(0))).any(0)
-    (xa, ya), (xb, yb), (exa, eya), (exb, eyb) = (np.ascontiguousarray(q.transpose(2, 1, 0)) for q in (pa, pb, ea, eb))
-    d1 = _pt_seg2(xa[:, None], ya[:, None], xb, yb, exb, eyb, np.maximum(exb * exb + eyb * eyb, 1e-12))   # (m, m', K)
-    d2 = _pt_seg2(xb[:, None], yb[:, None], xa, ya, exa, eya, np.maximum(exa * exa + eya * eya, 1e-12))
-    return np.where(separated, np.sqrt(np.minimum(d1.min((0, 1)), d2.min((0, 1)))), 0.0)
+    m = pa.shape[1]
+    v = np.concatenate([pa, pb], axis=1)                                             # (K, m + m', 2)
+    e = np.concatenate([v[:, 1:m], v[:, :1], v[:, m + 1:], v[:, m:m + 1]], axis=1) - v    # edges
+    axes = np.ascontiguousarray(e[..., ::-1] * _PERP)                                # edge normals
+    # Both polygons' vertices on every normal in one matmul (as two would round it; this operand layout), reduced
+    # with K last.
+    r = np.ascontiguousarray(np.matmul(v, axes.transpose(0, 2, 1)).transpose(1, 2, 0))   # (m + m', axes, K)
+    ra, rb = r[:m], r[m:]
+    separated = np.logical_or.reduce((np.maximum.reduce(ra) < np.minimum.reduce(rb)) |
+                                     (np.maximum.reduce(rb) < np.minimum.reduce(ra)))
+    x, y, ex, ey = np.ascontiguousarray(np.concatenate([v, e], axis=2).transpose(2, 1, 0))   # each (m + m', K)
+    abab = np.maximum(ex * ex + ey * ey, 1e-12)
+    a, b = slice(None, m), slice(m, None)
+    d1 = _seg2_min(x[a, None], y[a, None], x[b], y[b], ex[b], ey[b], abab[b])     # pa's vertices, pb's edges
+    d2 = _seg2_min(x[b, None], y[b, None], x[a], y[a], ex[a], ey[a], abab[a])
+    return np.where(separated, np.sqrt(np.minimum(d1, d2)), 0.0)
 
 
 def footprint_clearance(polys: np.ndarray) -> float:
@@ -196,30 +213,38 @@ def _faces(lo, hi, skip: set[int]):
     return out
 
 
-def joint_group(steps, j: int, p=None):
-    """Pieces around joint j (0-based: the joint where bar j ends and bar j + 1 starts, cyclically), far to near:
-    (painter key, faces, edges to stroke). Bar j + 1 is lifted locally so that it starts at bar j's end. `p`: the
-    joints of `steps`, when the caller has them."""
-    n = len(steps)
-    p = p or joints(steps)
-    dj, dk = steps[j], steps[(j + 1) % n]
-    jp = tuple(10 * v for v in p[j + 1])
+@lru_cache(maxsize=None)
+def joint_plan(dj, dk) -> tuple[np.ndarray, tuple]:
+    """Pieces around a joint at the origin where a bar of step dj ends and one of step dk starts, far to near,
+    flattened for `paint`: (the corners of every face and edge end in paint order, tenths (m, 3) ints; per piece,
+    (grey of each face, number of edges to stroke)). Everything is translation-equivariant, so a joint at jp (tenths)
+    has the same pieces moved by jp (cached per pair of steps: a scene has few distinct ones)."""
+    plan, corners = [], []
+    for _, _, faces, edges in _pieces(dj, dk):
+        plan.append((tuple(SHADE["+" + AXES[a]] for a, _ in faces), len(edges)))
+        corners += [q for _, quad in faces for q in quad] + [q for e in edges for q in e]
+    return np.array(corners, np.int64).reshape(-1, 3), tuple(plan)
+
+
+def _pieces(dj, dk):
+    """The three pieces of a joint at the origin (end half of the bar dj, the joint cube, start half of the bar dk),
+    far to near: (painter key, box, faces, edges to stroke)."""
     aj, ak, sj, sk = axis_of(dj), axis_of(dk), sign_of(dj), sign_of(dk)
     lj, lk = 10 * abs(dj[aj]), 10 * abs(dk[ak])
 
-    def piece(axis, sign, near, far):   # box from jp + near*u to jp + far*u across the bar's section
-        lo, hi = [v - HALF for v in jp], [v + HALF for v in jp]
-        a, b = jp[axis] + sign * near, jp[axis] + sign * far
+    def piece(axis, sign, near, far):   # box from near*u to far*u across the bar's section
+        lo, hi = [-HALF] * 3, [HALF] * 3
+        a, b = sign * near, sign * far
         lo[axis], hi[axis] = min(a, b), max(a, b)
         return tuple(lo), tuple(hi)
 
     end_half = piece(aj, -sj, HALF, lj // 2)   # 10 L / 2 = 5 L tenths: exact
     start_half = piece(ak, sk, HALF, lk // 2)
-    cube = (tuple(v - HALF for v in jp), tuple(v + HALF for v in jp))
+    cube = ((-HALF,) * 3, (HALF,) * 3)
     skip_cube = ({aj} if sj < 0 else set()) | ({ak} if sk > 0 else set())
-    pieces = [(-sj, end_half, _faces(*end_half, {aj}), (aj, jp[aj] - sj * (lj // 2))),
+    pieces = [(-sj, end_half, _faces(*end_half, {aj}), (aj, -sj * (lj // 2))),
               (0, cube, _faces(*cube, skip_cube), None),
-              (sk, start_half, _faces(*start_half, {ak}), (ak, jp[ak] + sk * (lk // 2)))]
+              (sk, start_half, _faces(*start_half, {ak}), (ak, sk * (lk // 2)))]
     pieces.sort(key=lambda t: t[0])
     seen: dict = {}                            # (axis, edge as an ordered pair of corners): faces holding it
     for _, _, faces, _ in pieces:
@@ -242,40 +267,45 @@ def joint_group(steps, j: int, p=None):
 
 
 def paint(ctx: cairo.Context, steps, s: float, origin, edge_px: float = 2.0) -> None:
-    """Every joint group, far to near inside each group: faces shaded per pj.SHADE, bending edges in black."""
+    """Every joint group (joint j: bar j + 1 lifted locally to start at bar j's end), far to near inside each
+    group: faces shaded per pj.SHADE, bending edges in black."""
+    n = len(steps)
     p = joints(steps)
-    groups = [joint_group(steps, j, p) for j in range(len(steps))]
+    plans = [joint_plan(steps[j], steps[(j + 1) % n]) for j in range(n)]
     # Every face corner and edge end of the object in one projection (a batch of rows rounds each row as a batch
     # of four or two does), then plain floats for cairo.
-    corners = [q for group in groups for _, _, faces, edges in group
-               for pts in [quad for _, quad in faces] + edges for q in pts]
-    it = iter(pj.ISO.project(np.array(corners, float) / 10, s, origin).tolist())
+    corners = np.concatenate([rel + [10 * v for v in p[j + 1]] for j, (rel, _) in enumerate(plans)])
+    xy = pj.ISO.project(corners.astype(float) / 10, s, origin).tolist()
     ctx.save()
     ctx.set_line_join(cairo.LINE_JOIN_ROUND)
     ctx.set_line_cap(cairo.LINE_CAP_ROUND)
-    ctx.set_line_width(edge_px)
-    for group in groups:
-        for _, _, faces, edges in group:
-            for a, _ in faces:
-                ctx.move_to(*next(it))
-                for _ in range(3):
-                    ctx.line_to(*next(it))
+    ctx.set_line_width(1.0)                    # faces: closes the antialiasing seam between coplanar neighbours
+    k = 0
+    for _, pieces in plans:
+        for greys, n_edges in pieces:
+            for g in greys:
+                ctx.move_to(*xy[k])
+                ctx.line_to(*xy[k + 1])
+                ctx.line_to(*xy[k + 2])
+                ctx.line_to(*xy[k + 3])
                 ctx.close_path()
-                g = SHADE["+" + AXES[a]]
                 ctx.set_source_rgb(g, g, g)
                 ctx.fill_preserve()
-                ctx.set_line_width(1.0)        # close the antialiasing seam between coplanar neighbours
                 ctx.stroke()
+                k += 4
+            if n_edges:
+                ctx.set_source_rgb(0, 0, 0)
+                for _ in range(n_edges):
+                    ctx.move_to(*xy[k])
+                    ctx.line_to(*xy[k + 1])
+                    k += 2
                 ctx.set_line_width(edge_px)
-            ctx.set_source_rgb(0, 0, 0)
-            for _ in edges:
-                ctx.move_to(*next(it))
-                ctx.line_to(*next(it))
-            ctx.stroke()
+                ctx.stroke()
+                ctx.set_line_width(1.0)
     ctx.restore()
 
 
-def tick_points(steps) -> list[list[np.ndarray]]:
+def tick_points(steps) -> list[list[tuple[float, float, float]]]:
     """Per bar, the 3-D points (units) of its ticks: one at every whole unit between its joint centres (L - 1 of
     them), on the ridge where its two visible side faces meet. That edge is never hidden by the bar it joins (a ray
     toward the viewer leaves the other bar's section at once), and a whole unit from the joint keeps every tick
@@ -284,10 +314,9 @@ def tick_points(steps) -> list[list[np.ndarray]]:
     out = []
     for i, d in enumerate(steps):
         a = axis_of(d)
-        u = np.array(d, float) / abs(d[a])
-        ridge = np.full(3, HALF / 10)
-        ridge[a] = 0.0
-        out.append([np.array(p[i], float) + m * u + ridge for m in range(1, abs(d[a]))])
+        u = [v / abs(d[a]) for v in d]
+        ridge = [0.0 if b == a else HALF / 10 for b in range(3)]
+        out.append([tuple(c + m * v + r for c, v, r in zip(p[i], u, ridge)) for m in range(1, abs(d[a]))])
     return out
 
 
@@ -300,25 +329,27 @@ def paint_ticks(ctx: cairo.Context, steps, s: float, origin, half_px: float) -> 
     ctx.set_line_cap(cairo.LINE_CAP_ROUND)
     for i, pts in enumerate(tick_points(steps)):
         a, b = pj.ISO.project(np.array([p[i], p[i + 1]], float), s, origin)
-        e = (b - a) / np.linalg.norm(b - a)
-        nrm = np.array([-e[1], e[0]])
-        for q in pj.ISO.project(np.asarray(pts).reshape(-1, 3), s, origin):
-            ctx.move_to(*(q - nrm * half_px))
-            ctx.line_to(*(q + nrm * half_px))
+        d = b - a
+        ex, ey = (d / np.linalg.norm(d)).tolist()
+        nx, ny = -ey * half_px, ex * half_px          # the unit normal (-e_y, e_x), times half_px
+        for qx, qy in pj.ISO.project(np.asarray(pts).reshape(-1, 3), s, origin).tolist():
+            ctx.move_to(qx - nx, qy - ny)
+            ctx.line_to(qx + nx, qy + ny)
     ctx.stroke()
     ctx.restore()
 
 
 # --- bar numbers ---------------------------------------------------------------------------------------------
 
-def _strip(a, b, r: float) -> np.ndarray:
-    e = (b - a) / np.linalg.norm(b - a)
-    n = np.array([-e[1], e[0]]) * r
-    return np.array([a - e * r - n, b + e * r - n, b + e * r + n, a - e * r + n])
-
-
-def _bbox(q: np.ndarray) -> tuple[float, float, float, float]:
-    return (float(q[:, 0].min()), float(q[:, 1].min()), float(q[:, 0].max()), float(q[:, 1].max()))
+def _strip(tx: float, ty: float, ex: float, ey: float, length: float, r: float) -> list[tuple[float, float]]:
+    """Corners of the segment t .. t + length e (e: a unit vector) grown by r on every side, px, in plain floats
+    (numpy rounds + - * / on each element exactly as Python does; the norm stays numpy's)."""
+    bx, by = tx + ex * length, ty + ey * length
+    d = np.array((bx - tx, by - ty))
+    ux, uy = (d / np.linalg.norm(d)).tolist()
+    nx, ny = -uy * r, ux * r
+    return [(tx - ux * r - nx, ty - uy * r - ny), (bx + ux * r - nx, by + uy * r - ny),
+            (bx + ux * r + nx, by + uy * r + ny), (tx - ux * r + nx, ty - uy * r + ny)]
 
 
 def _hits(b, boxes) -> bool:
@@ -347,24 +378,28 @@ def number_spots(steps, s: float, origin, sizes, taken, area, arrow_px: float):
         outward = 1.0 if np.dot((a + b) / 2 - centre, nrm) >= 0 else -1.0    # outside the loop first
         # Plain floats from here on: numpy rounds + - * / on each element exactly as Python does.
         (mx, my), (ex, ey), (nx, ny) = ((a + b) / 2).tolist(), e.tolist(), nrm.tolist()
+        offs = [0.52 * s + gap + 0.5 * abs(w * nx) + 0.5 * abs(h * ny) for gap in (6.0, 14.0, 24.0)]
+        span = length - 2 * s
+        k = 0.5 * max(w, h) + 12.0
         for along in (0.0, -0.25, 0.25, -0.4, 0.4):
             for side in (outward, -outward):
-                for gap in (6.0, 14.0, 24.0):
-                    off = 0.52 * s + gap + 0.5 * abs(w * nx) + 0.5 * abs(h * ny)
-                    cx = mx + side * nx * off + ex * along * (length - 2 * s)
-                    cy = my + side * ny * off + ey * along * (length - 2 * s)
-                    x0, y0, x1, y1 = cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2
-                    shapes_ = [[(x0, y0), (x1, y0), (x1, y1), (x0, y1)]]
-                    boxes = [(x0, y0, x1, y1)]
-                    if i == 0:
-                        k = 0.5 * max(w, h) + 12.0
-                        tail = np.array((cx + side * nx * k - ex * arrow_px / 2,
-                                         cy + side * ny * k - ey * arrow_px / 2))
-                        shapes_.append(_strip(tail, tail + e * arrow_px, 7.0))
-                        boxes.append(_bbox(shapes_[1]))
-                    if any(bx[0] < area[0] or bx[1] < area[1] or bx[2] > area[2] or bx[3] > area[3]
-                           for bx in boxes):
+                for off in offs:
+                    cx = mx + side * nx * off + ex * along * span
+                    cy = my + side * ny * off + ey * along * span
+                    box = x0, y0, x1, y1 = cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2
+                    if x0 < area[0] or y0 < area[1] or x1 > area[2] or y1 > area[3]:
                         continue
+                    shapes_ = [[(x0, y0), (x1, y0), (x1, y1), (x0, y1)]]
+                    boxes = [box]
+                    if i == 0:
+                        strip = _strip(cx + side * nx * k - ex * arrow_px / 2, cy + side * ny * k - ey * arrow_px / 2,
+                                       ex, ey, arrow_px, 7.0)
+                        xs, ys = [q[0] for q in strip], [q[1] for q in strip]
+                        sx0, sy0, sx1, sy1 = min(xs), min(ys), max(xs), max(ys)
+                        if sx0 < area[0] or sy0 < area[1] or sx1 > area[2] or sy1 > area[3]:
+                            continue
+                        shapes_.append(strip)
+                        boxes.append((sx0, sy0, sx1, sy1))
                     yield (cx, cy), shapes_, boxes
 
     def distances(cands):   # per candidate, its distance to each bar (the nearest of its shapes)
@@ -406,8 +441,8 @@ def number_spots(steps, s: float, origin, sizes, taken, area, arrow_px: float):
         out.append(c)
         taken += boxes
         if i == 0:
-            e = dirs[0]
-            tail = (shapes_[1][0] + shapes_[1][2]) / 2 - e * arrow_px / 2
-            arrow = ((float(tail[0]), float(tail[1])), (float(tail[0] + e[0] * arrow_px),
-                                                        float(tail[1] + e[1] * arrow_px)))
+            (x0, y0), (x2, y2) = shapes_[1][0], shapes_[1][2]      # the strip's centre, less half the arrow
+            ex, ey = dirs[0].tolist()
+            tx, ty = (x0 + x2) / 2 - ex * arrow_px / 2, (y0 + y2) / 2 - ey * arrow_px / 2
+            arrow = ((tx, ty), (tx + ex * arrow_px, ty + ey * arrow_px))
     return tuple(out), arrow

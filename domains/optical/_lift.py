@@ -30,10 +30,13 @@ def canon(p: Sequence[int]) -> Vec:
 
 def kernel_offset(a: Sequence, b: Sequence) -> Fraction:
     """m with a - b = m (1, 1, 1); raises ValueError if a and b are drawn at different screen points."""
-    d = [Fraction(x - y) if type(x) is int and type(y) is int else Fraction(x) - Fraction(y) for x, y in zip(a, b)]
+    if all(type(x) is int and type(y) is int for x, y in zip(a, b)):
+        d = [x - y for x, y in zip(a, b)]             # lattice points: exact ints, one Fraction at the end
+    else:
+        d = [Fraction(x) - Fraction(y) for x, y in zip(a, b)]
     if not d[0] == d[1] == d[2]:
         raise ValueError(f"points {tuple(a)} and {tuple(b)} are drawn at different screen points")
-    return d[0]
+    return Fraction(d[0])
 
 
 @dataclass(frozen=True)

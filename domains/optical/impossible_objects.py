@@ -86,7 +86,12 @@ def miss_k(scene: Scene) -> int:
 
 def buildable(scene: Scene) -> bool:
     """The exact test: some 3-D placement of the drawn bars meets every drawn joint (`_lift`)."""
-    return _lift.realizable(*_lift.loop_drawing(scene.steps))
+    return _buildable(scene.steps)
+
+
+@lru_cache(maxsize=64)
+def _buildable(steps) -> bool:   # cached: the ladder and the rephrased Q4 both ask
+    return _lift.realizable(*_lift.loop_drawing(steps))
 
 
 def chain_without(steps, r: int) -> tuple[tuple[int, int, int], ...]:
@@ -387,17 +392,29 @@ def pixel_qa(a: np.ndarray, b: np.ndarray) -> bool:
 
 # --- drawing ------------------------------------------------------------------------------------------------------
 
-def _legend(canvas: Canvas, corner: int) -> None:
+LEGEND_ARROW = Style(stroke=BLACK, width_px=2.5)
+LEGEND_LABEL = LABEL.with_(font_px=18.0)
+
+
+@lru_cache(maxsize=None)
+def _legend_spots(corner: int) -> tuple:
+    """Per axis of the legend in this corner: (arrow tail, arrow tip, label centre), px."""
     x0, y0, x1, y1 = legend_box(corner)
     o = np.array([(x0 + x1) / 2, y0 + 62.0])
-    arrow = Style(stroke=BLACK, width_px=2.5)
-    for a, name in enumerate(AXES):
+    out = []
+    for a in range(3):
         e = np.zeros(3)
         e[a] = 1.0
         tip = o + pj.ISO.project(e, 40.0)
-        shapes.arrow(canvas, tuple(o), tuple(tip), arrow, head_px=12.0, owner="legend")
         d = pj.ISO.project(e, 1.0)
-        draw_text_px(canvas, name, tuple(tip + d / np.linalg.norm(d) * 14.0), LABEL.with_(font_px=18.0))
+        out.append((tuple(o), tuple(tip), tuple(tip + d / np.linalg.norm(d) * 14.0)))
+    return tuple(out)
+
+
+def _legend(canvas: Canvas, corner: int) -> None:
+    for name, (tail, tip, at) in zip(AXES, _legend_spots(corner)):
+        shapes.arrow(canvas, tail, tip, LEGEND_ARROW, head_px=12.0, owner="legend")
+        draw_text_px(canvas, name, at, LEGEND_LABEL)
 
 
 @lru_cache(maxsize=None)
