@@ -213,3 +213,63 @@ def test_level_one_q5_table_is_reachable_only():
     assert 1 not in op.Q5_BY_Q4[1][3] and 3 not in op.Q5_BY_Q4[1][1]
     s = replace(paper_scene(), level=1)
     assert op.ladder(s).rungs[3].answer.value == 2
+
+
+def plain_identified(names, hidden, rows, cols) -> bool:
+    """`identified` cell by cell: every rule whose residues name the visible cells injectively names each hidden
+    cell as `names` does."""
+    cells = [(i, divmod(i, cols)) for i in range(rows * cols)]
+    for m in (2, 3, 4):
+        for a in range(m):
+            for b in range(m):
+                seen: dict[int, int] = {}
+                if any(seen.setdefault((a * r + b * c) % m, names[i]) != names[i]
+                       for i, (r, c) in cells if not hidden[i]) or len(set(seen.values())) != len(seen):
+                    continue
+                if any(seen.get((a * r + b * c) % m) != names[i] for i, (r, c) in cells if hidden[i]):
+                    return False
+    return True
+
+
+def test_identified_matches_a_plain_search():
+    rng = np.random.default_rng(5)
+    results = set()
+    for _ in range(120):
+        rows, cols = (int(x) for x in rng.integers(5, 9, size=2))
+        m, a, b = op.oc.RULES[int(rng.integers(len(op.oc.RULES)))]
+        names = rng.permutation(4)[:m][[(a * r + b * c) % m for r in range(rows) for c in range(cols)]]
+        hidden = rng.random(rows * cols) < rng.choice((0.1, 0.3, 0.6))
+        got = op.identified(names, hidden, rows, cols)
+        assert got == plain_identified(names, hidden, rows, cols)
+        results.add(got)
+    assert results == {True, False}
+
+
+def test_hits_match_a_plain_enumeration():
+    # Every A in (row0, col0, h, w) order that `move_step` and `_pair_rect` can move, hiding 4..12 cells with B; then
+    # every (kind, A) with the wanted counts, kinds ascending.
+    for s in SCENES[:4]:
+        b = s.occluders[1] if s.level == 3 else None
+        rows = []
+        for r0 in range(s.rows):
+            for c0 in range(s.cols):
+                for h in range(2, s.rows):
+                    for w in range(2, min(3, s.cols - 1) + 1):
+                        t = replace(s, occluders=((r0, c0, h, w),) + s.occluders[1:])
+                        area = len(op.hidden_cells(t))
+                        if op._fits(t, (r0, c0, h, w)) and op.move_step(t) and op._pair_rect(t) and 4 <= area <= 12:
+                            rows.append((r0, c0, h, w, c0 + op.move_step(t), op._pair_rect(t)[0]))
+        kinds = sorted({op.COLOURS.index(cell(s, r, c)[0]) * 4 + op.SHAPES.index(cell(s, r, c)[1])
+                        for r in range(s.rows) for c in range(s.cols)})
+        for q4, q5 in ((1, 2), (2, 1)):
+            pl, hit_kinds, hit_pl = op._hits(s, b, q4, q5)
+            assert [tuple(x) for x in pl.tolist()] == rows
+            want = []
+            for k in kinds:
+                kind = (op.COLOURS[k // 4], op.SHAPES[k % 4])
+                for j, (r0, c0, h, w, mc, _) in enumerate(rows):
+                    t = replace(s, occluders=((r0, c0, h, w),) + s.occluders[1:])
+                    if (op._count(t, kind, op.hidden_cells(t)) == q4
+                            and op._count(t, kind, op.cells_of((r0, mc, h, w))) == q5):
+                        want.append((k, j))
+            assert list(zip(hit_kinds.tolist(), hit_pl.tolist())) == want

@@ -21,39 +21,41 @@ RULES = tuple((m, a, b) for m in (2, 3, 4) for a in range(m) for b in range(m)) 
 
 
 @lru_cache(maxsize=16)
-def residues(rows: int, cols: int) -> np.ndarray:
-    """(29, R*C) residues of every hypothesis rule, row-major."""
+def rule_codes(rows: int, cols: int) -> np.ndarray:
+    """(29, R*C) codes 16 k + 4 residue of every hypothesis rule k, row-major: plus a name index (< 4), the
+    (rule, residue, name) cell of a (29, 4, 4) table."""
     r, c = np.divmod(np.arange(rows * cols), cols)
-    return np.array([(a * r + b * c) % m for m, a, b in RULES], dtype=np.int64)
+    codes = np.array([16 * k + 4 * ((a * r + b * c) % m) for k, (m, a, b) in enumerate(RULES)], dtype=np.int64)
+    codes.flags.writeable = False
+    return codes
 
 
+@lru_cache(maxsize=1024)
 def grid(rule, rows: int, cols: int) -> np.ndarray:
+    """Residue of `rule` per cell, row-major (cached: read-only)."""
     m, a, b = rule
     r, c = np.divmod(np.arange(rows * cols), cols)
-    return (a * r + b * c) % m
+    g = (a * r + b * c) % m
+    g.flags.writeable = False
+    return g
 
 
 def identified(names: np.ndarray, hidden: np.ndarray, rows: int, cols: int) -> bool:
     """Every hypothesis rule consistent with the visible cells determines every hidden cell, and all predict the
     true names (`names`: name index per cell, row-major)."""
-    res = residues(rows, cols)
-    vis = ~hidden
-    rv, nv = res[:, vis], names[vis]
-    k = np.arange(len(RULES))[:, None]
-    pairs = np.bincount((k * 16 + rv * 4 + nv).ravel(), minlength=16 * len(RULES)).reshape(-1, 4, 4) > 0
-    consistent = (pairs.sum(2) <= 1).all(1) & (pairs.sum(1) <= 1).all(1)
-    rh = res[consistent][:, hidden]
-    p = pairs[consistent]
-    rows_of = np.take_along_axis(p, rh[:, :, None], axis=1)        # (rules, hidden, 4): names seen for residue
-    determined = rows_of.sum(2) == 1
-    predicted = rows_of.argmax(2)
-    return bool(determined.all() and (predicted == names[hidden][None, :]).all())
+    codes = rule_codes(rows, cols) + names
+    # seen[k, residue, name]: rule k shows that name at that residue on some visible cell
+    seen = np.bincount(codes[:, ~hidden].ravel(), minlength=16 * len(RULES)).reshape(-1, 4, 4) > 0
+    consistent = (seen.sum(2) <= 1).all(1) & (seen.sum(1) <= 1).all(1)
+    # A consistent rule shows at most one name per residue, so it predicts a hidden cell's true name exactly when it
+    # has seen that name at the cell's residue.
+    return bool(seen.ravel()[codes[consistent][:, hidden]].all())
 
 
 def witness(rule, hidden: np.ndarray, rows: int, cols: int) -> int:
     """Least number of visible cells showing any residue the true rule takes on the full grid."""
     g = grid(rule, rows, cols)
-    return int(min(np.count_nonzero(g[~hidden] == v) for v in np.unique(g)))
+    return int(np.bincount(g[~hidden], minlength=rule[0])[np.bincount(g, minlength=rule[0]) > 0].min())
 
 
 def gap_ok(r0, c0, h, w, b) -> np.ndarray:
@@ -65,37 +67,57 @@ def gap_ok(r0, c0, h, w, b) -> np.ndarray:
     return np.maximum(gr, gc) >= 1
 
 
-@lru_cache(maxsize=1024)
-def placements(rows: int, cols: int, b) -> np.ndarray:
-    """Every A (row0, col0, h, w) that fits beside B (None: no B) with a Q5 move and a minimal-pair move, as rows of
-    (row0, col0, h, w, moved col0, pair row0); the same rules as `move_step` and `_pair_rect`."""
+@lru_cache(maxsize=16)
+def _rects(rows: int, cols: int) -> tuple[np.ndarray, ...]:
+    """Every A (row0, col0, h, w) inside the grid, h and w >= 2, w <= 3, at most 12 cells, as four arrays; then the
+    cells under each, under it moved one column right and moved one column left (0/1, rows x row-major cells)."""
     r0, c0, h, w = (x.ravel() for x in np.meshgrid(np.arange(rows), np.arange(cols), np.arange(2, rows),
                                                    np.arange(2, min(3, cols - 1) + 1), indexing="ij"))
-    inside = (r0 + h <= rows) & (c0 + w <= cols)
-    ok = inside & gap_ok(r0, c0, h, w, b)
+    keep = (r0 + h <= rows) & (c0 + w <= cols) & (h * w <= 12)
+    r0, c0, h, w = r0[keep], c0[keep], h[keep], w[keep]
+    r, c = np.arange(rows), np.arange(cols)
+    in_rows = ((r0[:, None] <= r) & (r < (r0 + h)[:, None]))[:, :, None]
+    under = [(in_rows & ((c0[:, None] + d <= c) & (c < (c0 + w)[:, None] + d))[:, None, :]).reshape(len(r0), -1)
+             for d in (0, 1, -1)]
+    return r0, c0, h, w, *under
+
+
+@lru_cache(maxsize=64)
+def candidates(rows: int, cols: int, b) -> tuple[np.ndarray, np.ndarray]:
+    """Every A that fits beside B (None: no B) with a Q5 move and a minimal-pair move and hides 4..12 cells with B,
+    as rows of (row0, col0, h, w, moved col0, pair row0): the same rules as `move_step` and `_pair_rect`. Then their
+    cells as one weight per (A, cell), row-major: rows * cols + 1 for a cell hidden (under A or B), plus 1 for a cell
+    under A moved. Summed over the cells of one kind that gives (hidden) * (rows * cols + 1) + (under A moved), both
+    counts read back exactly."""
+    r0, c0, h, w, under, under_right, under_left = _rects(rows, cols)
+    total = h * w + (0 if b is None else b[2] * b[3])
     right = (c0 + w + 1 <= cols) & gap_ok(r0, c0 + 1, h, w, b)
     left = (c0 >= 1) & gap_ok(r0, c0 - 1, h, w, b)
     down = (r0 + h + 1 <= rows) & gap_ok(r0 + 1, c0, h, w, b)
     up = (r0 >= 1) & gap_ok(r0 - 1, c0, h, w, b)
-    keep = ok & (right | left) & (down | up)
-    mc = np.where(right, c0 + 1, c0 - 1)
-    pr = np.where(down, r0 + 1, r0 - 1)
-    return np.column_stack([r0, c0, h, w, mc, pr])[keep]
-
-
-def rect_counts(cum: np.ndarray, r0, c0, h, w) -> np.ndarray:
-    return cum[:, r0 + h, c0 + w] - cum[:, r0, c0 + w] - cum[:, r0 + h, c0] + cum[:, r0, c0]
+    keep = gap_ok(r0, c0, h, w, b) & (right | left) & (down | up) & (total >= 4) & (total <= 12)
+    pl = np.column_stack([r0, c0, h, w, np.where(right, c0 + 1, c0 - 1), np.where(down, r0 + 1, r0 - 1)])[keep]
+    hidden = under[keep]
+    if b is not None:
+        r, c = np.arange(rows), np.arange(cols)
+        hidden |= (((b[0] <= r) & (r < b[0] + b[2]))[:, None] & ((b[1] <= c) & (c < b[1] + b[3]))).ravel()
+    moved = np.where(right[keep, None], under_right[keep], under_left[keep])
+    weights = (hidden * (rows * cols + 1) + moved).astype(np.float32)
+    pl.flags.writeable = weights.flags.writeable = False
+    return pl, weights
 
 
 _STAR = [(float(np.cos(a)), float(np.sin(a))) for a in (-np.pi / 2 + i * np.pi / 5 for i in range(10))]
 
 
+@lru_cache(maxsize=8)
+def _star_offsets(rad: float) -> tuple[tuple[float, float], ...]:
+    """The star's corners from its centre: tips at `rad`, inner corners at 0.45 `rad`."""
+    return tuple((rr * ca, rr * sa) for rr, (ca, sa) in zip((rad, rad * 0.45) * 5, _STAR))
+
+
 def star(cx: float, cy: float, rad: float) -> list[tuple[float, float]]:
-    pts = []
-    for i, (ca, sa) in enumerate(_STAR):
-        rr = rad if i % 2 == 0 else rad * 0.45
-        pts.append((cx + rr * ca, cy + rr * sa))
-    return pts
+    return [(cx + dx, cy + dy) for dx, dy in _star_offsets(rad)]
 
 
 def symbol_path(ctx, shape: str, d: float, cx: float, cy: float) -> float:

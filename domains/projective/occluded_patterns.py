@@ -97,18 +97,14 @@ def _mask(scene: Scene) -> np.ndarray:
     return hid
 
 
-def _names(rule, names, rows, cols) -> np.ndarray:
-    idx = {n: i for i, n in enumerate(names)}
-    return np.array([idx[names[v]] for v in oc.grid(rule, rows, cols)])
-
-
 @lru_cache(maxsize=128)
 def pattern_margin(scene: Scene) -> tuple[bool, int, int]:
-    """(identified for both attributes, shape witness, colour witness)."""
+    """(identified for both attributes, shape witness, colour witness). The names being distinct, a cell's name
+    index is its residue under the true rule."""
     hid = _mask(scene)
     R, C = scene.rows, scene.cols
-    ok = (identified(_names(scene.shape_rule, scene.shape_names, R, C), hid, R, C)
-          and identified(_names(scene.colour_rule, scene.colour_names, R, C), hid, R, C))
+    ok = (identified(oc.grid(scene.shape_rule, R, C), hid, R, C)
+          and identified(oc.grid(scene.colour_rule, R, C), hid, R, C))
     return ok, witness(scene.shape_rule, hid, R, C), witness(scene.colour_rule, hid, R, C)
 
 
@@ -201,43 +197,36 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
 
 
 def _kinds(scene: Scene) -> np.ndarray:
-    """Kind index colour * 4 + shape per cell, R x C."""
+    """Kind index colour * 4 + shape per cell, row-major."""
     R, C = scene.rows, scene.cols
-    sh = oc.grid(scene.shape_rule, R, C)
-    co = oc.grid(scene.colour_rule, R, C)
-    s_idx = np.array([SHAPES.index(n) for n in scene.shape_names])[sh]
-    c_idx = np.array([COLOURS.index(n) for n in scene.colour_names])[co]
-    return (c_idx * 4 + s_idx).reshape(R, C)
+    s_idx = np.array([SHAPES.index(n) for n in scene.shape_names])[oc.grid(scene.shape_rule, R, C)]
+    c_idx = np.array([COLOURS.index(n) for n in scene.colour_names])[oc.grid(scene.colour_rule, R, C)]
+    return c_idx * 4 + s_idx
+
+
+def _hits(base: Scene, b, q4: int, q5: int):
+    """(placements, kinds, placement rows): every (kind, A) with `q4` cells of that kind hidden (under A and B) and
+    `q5` under A moved, kind-major (kinds ascending, then `oc.candidates`'s order)."""
+    pl, weights = oc.candidates(base.rows, base.cols, b)
+    kinds = _kinds(base)
+    present = np.flatnonzero(np.bincount(kinds, minlength=16))        # the kinds shown, ascending
+    # One product of a 0/1 matrix and small integer weights: float32 sums below 2 ** 24 are exact.
+    counts = (kinds == present[:, None]).astype(np.float32) @ weights.T   # (kinds, placements)
+    ki, pj = np.nonzero(counts == q4 * (base.rows * base.cols + 1) + q5)
+    return pl, present[ki], pj
 
 
 def _place(rng: np.random.Generator, base: Scene, b, q4: int, q5: int) -> Scene | None:
     """Choose A and the counted kind so that Q4 = q4 and Q5 = q5 and the minimal pair changes Q4; then Q3's cell;
     then check that every hypothesis is settled. The minimal pair is not required here (at level 1 a row move
     cannot change a count of 0, for instance); `minimal_pair` rejects where it fails."""
-    pl = oc.placements(base.rows, base.cols, b)
-    if not len(pl):
+    pl, hit_kinds, hit_pl = _hits(base, b, q4, q5)
+    if not len(hit_kinds):
         return None
-    kinds = _kinds(base)
-    present = np.unique(kinds)
-    onehot = (kinds[None, :, :] == present[:, None, None]).astype(np.int64)
-    cum = np.zeros((len(present), base.rows + 1, base.cols + 1), dtype=np.int64)
-    cum[:, 1:, 1:] = onehot.cumsum(1).cumsum(2)
-    total = pl[:, 2] * pl[:, 3] + (0 if b is None else b[2] * b[3])
-    pl = pl[(total >= 4) & (total <= 12)]
-    r0, c0, h, w, mc, pr = pl.T
-    under_b = np.zeros(len(present), dtype=np.int64) if b is None else oc.rect_counts(cum, *b)
-    hid = oc.rect_counts(cum, r0, c0, h, w) + under_b[:, None]          # (kinds, placements)
-    ki, pj = np.nonzero(hid == q4)
-    if not len(ki):
-        return None
-    moved = cum[ki, r0[pj] + h[pj], mc[pj] + w[pj]] - cum[ki, r0[pj], mc[pj] + w[pj]] \
-        - cum[ki, r0[pj] + h[pj], mc[pj]] + cum[ki, r0[pj], mc[pj]]
-    sel = moved == q5
-    hits = np.column_stack([present[ki[sel]], pj[sel]])
-    if not len(hits):
-        return None
+    pr = pl[:, 5]
     need = WITNESS_MIN[base.level]
-    for k, j in hits[rng.permutation(len(hits))[:6]]:
+    for n in rng.permutation(len(hit_kinds))[:6]:
+        k, j = hit_kinds[n], hit_pl[n]
         a = tuple(int(x) for x in pl[j, :4])
         s = replace(base, occluders=(a,) + (() if b is None else (b,)),
                     target=(COLOURS[k // 4], SHAPES[k % 4]))
@@ -372,27 +361,31 @@ def origin(scene: Scene) -> tuple[float, float]:
     return 384.0 + 16 - scene.cols * CELL_PX / 2, 384.0 + 16 - scene.rows * CELL_PX / 2
 
 
+GRID_STYLE = Style(stroke=GREY_LIGHT, width_px=2.0)
+# The row and column numbers stand on blank paper, where a white halo changes no pixel: drawn without one.
+NUMBERS = TEXT.with_(font_px=18.0, halo_px=0.0)
+OCCLUDER = Style(stroke=(0.3, 0.3, 0.3), fill=GREY, width_px=2.0)
+OCCLUDER_LABEL = LABEL.with_(font_px=26.0)
+
+
 def draw(scene: Scene, canvas: Canvas) -> None:
     x0, y0 = origin(scene)
-    grid = Style(stroke=GREY_LIGHT, width_px=2.0)
     segs = [((x0 + j * CELL_PX, y0), (x0 + j * CELL_PX, y0 + scene.rows * CELL_PX)) for j in range(scene.cols + 1)]
     segs += [((x0, y0 + i * CELL_PX), (x0 + scene.cols * CELL_PX, y0 + i * CELL_PX)) for i in range(scene.rows + 1)]
-    shapes.segments(canvas, segs, grid, register=False)
+    shapes.segments(canvas, segs, GRID_STYLE, register=False)
     hid = set(hidden_cells(scene))
     check_font()
     oc.symbols(canvas, [(shape_at(scene, r, c), colour_at(scene, r, c), size_at(scene, r, c),
                        x0 + (c + 0.5) * CELL_PX, y0 + (r + 0.5) * CELL_PX)
                       for r in range(scene.rows) for c in range(scene.cols) if (r, c) not in hid])
-    numbers = TEXT.with_(font_px=18.0)
     for i in range(scene.rows):
-        draw_text_px(canvas, str(i + 1), (x0 - 20, y0 + (i + 0.5) * CELL_PX), numbers)
+        draw_text_px(canvas, str(i + 1), (x0 - 20, y0 + (i + 0.5) * CELL_PX), NUMBERS)
     for j in range(scene.cols):
-        draw_text_px(canvas, str(j + 1), (x0 + (j + 0.5) * CELL_PX, y0 - 18), numbers)
+        draw_text_px(canvas, str(j + 1), (x0 + (j + 0.5) * CELL_PX, y0 - 18), NUMBERS)
     for name, (r0, c0, h, w) in zip("AB", scene.occluders):
         shapes.rect(canvas, x0 + c0 * CELL_PX, y0 + r0 * CELL_PX, x0 + (c0 + w) * CELL_PX, y0 + (r0 + h) * CELL_PX,
-                    Style(stroke=(0.3, 0.3, 0.3), fill=GREY, width_px=2.0))
-        draw_text_px(canvas, name, (x0 + (c0 + w / 2) * CELL_PX, y0 + (r0 + h / 2) * CELL_PX),
-                     LABEL.with_(font_px=26.0))
+                    OCCLUDER)
+        draw_text_px(canvas, name, (x0 + (c0 + w / 2) * CELL_PX, y0 + (r0 + h / 2) * CELL_PX), OCCLUDER_LABEL)
 
 
 DOMAIN = Domain(
