@@ -18,6 +18,7 @@ toward the viewer; a camera that fails this draws a mirror world and every chira
 A face-id buffer (`face_id_buffer`) exists to verify visibility margins; answers never come from pixels."""
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -38,11 +39,14 @@ class OrthoCamera:
     v_row: tuple[float, float, float]
     w: tuple[float, float, float]
 
+    @functools.cached_property
+    def _m_t(self) -> np.ndarray:
+        """[u_row, v_row].T, the (3, 2) transposed view project() multiplies by, built once per camera."""
+        return np.array([self.u_row, self.v_row], dtype=float).T
+
     def project(self, pts, s: float = 1.0, origin=(0.0, 0.0)) -> np.ndarray:
         """Screen (u, v) in pixels of points (..., 3): u = origin_u + s u_row.p, v = origin_v + s v_row.p."""
-        p = np.asarray(pts, dtype=float)
-        m = np.array([self.u_row, self.v_row], dtype=float)
-        return p @ m.T * s + np.asarray(origin, dtype=float)
+        return np.asarray(pts, dtype=float) @ self._m_t * s + np.asarray(origin, dtype=float)
 
     def depth(self, pts) -> np.ndarray:
         """w . p: larger is nearer the viewer."""
@@ -98,6 +102,9 @@ _FACE_CORNERS = {  # offsets of a cube's visible faces, counter-clockwise seen f
     "+z": ((0, 0, 1), (1, 0, 1), (1, 1, 1), (0, 1, 1)),
 }
 _FACE_STEP = {"+x": (1, 0, 0), "+y": (0, 1, 0), "+z": (0, 0, 1)}
+_STEPS = tuple(_FACE_STEP.items())
+_AXIS_INDEX = {"+x": 0, "+y": 1, "+z": 2}
+_CORNER_OFFSETS = np.array([_FACE_CORNERS[axis] for axis in ("+x", "+y", "+z")], dtype=float)  # (3, 4, 3)
 
 
 @dataclass(frozen=True)
@@ -109,9 +116,9 @@ class CubeFace:
 
 def painter_order(cubes: Iterable[Sequence[int]], cam: OrthoCamera) -> list[tuple[int, int, int]]:
     """Cubes far to near (ascending w . c; ties, which never overlap on screen, by coordinates)."""
-    cs = sorted({tuple(int(v) for v in c) for c in cubes})
-    w = cam.w
-    return sorted(cs, key=lambda c: (c[0] * w[0] + c[1] * w[1] + c[2] * w[2], c))
+    w = cam.w       # the key orders distinct cubes totally, so the set's own order does not matter
+    return sorted({(int(x), int(y), int(z)) for x, y, z in cubes},
+                  key=lambda c: (c[0] * w[0] + c[1] * w[1] + c[2] * w[2], c))
 
 
 def cube_faces(cubes: Iterable[Sequence[int]], cam: OrthoCamera) -> list[CubeFace]:
@@ -123,27 +130,29 @@ def cube_faces(cubes: Iterable[Sequence[int]], cam: OrthoCamera) -> list[CubeFac
     present = set(order)
     out = []
     for c in order:
-        for axis in ("+x", "+y", "+z"):
-            step = _FACE_STEP[axis]
-            if (c[0] + step[0], c[1] + step[1], c[2] + step[2]) in present:
-                continue
-            corners = tuple((c[0] + dx, c[1] + dy, c[2] + dz) for dx, dy, dz in _FACE_CORNERS[axis])
-            out.append(CubeFace(c, axis, corners))
+        x, y, z = c
+        for axis, (sx, sy, sz) in _STEPS:
+            if (x + sx, y + sy, z + sz) not in present:
+                out.append(_cube_face(c, axis))
     return out
+
+
+@functools.lru_cache(maxsize=4096)   # scenes reuse the same few lattice cells; a CubeFace is immutable
+def _cube_face(c: tuple[int, int, int], axis: str) -> CubeFace:
+    return CubeFace(c, axis, tuple((c[0] + dx, c[1] + dy, c[2] + dz) for dx, dy, dz in _FACE_CORNERS[axis]))
 
 
 def fit(cam: OrthoCamera, pts, box: tuple[float, float, float, float], s_max: float = math.inf,
         s: float | None = None) -> tuple[float, tuple[float, float]]:
     """Scale and origin that centre the projection of `pts` in the pixel box (u0, v0, u1, v1): the largest scale up
     to `s_max` that fits, or the given `s`."""
-    p = cam.project(pts)
-    lo, hi = p.min(axis=0), p.max(axis=0)
-    span = np.maximum(hi - lo, 1e-9)
+    # In plain floats: min, max and the elementwise steps round as numpy's arrays did.
+    us, vs = zip(*cam.project(pts).tolist())
+    lo_u, hi_u, lo_v, hi_v = min(us), max(us), min(vs), max(vs)
     if s is None:
-        s = float(min((box[2] - box[0]) / span[0], (box[3] - box[1]) / span[1], s_max))
-    centre = np.array([(box[0] + box[2]) / 2, (box[1] + box[3]) / 2])
-    origin = centre - s * (lo + hi) / 2
-    return s, (float(origin[0]), float(origin[1]))
+        s = float(min((box[2] - box[0]) / max(hi_u - lo_u, 1e-9), (box[3] - box[1]) / max(hi_v - lo_v, 1e-9), s_max))
+    return s, (float((box[0] + box[2]) / 2 - s * (lo_u + hi_u) / 2),
+               float((box[1] + box[3]) / 2 - s * (lo_v + hi_v) / 2))
 
 
 def _path(ctx: cairo.Context, pts: np.ndarray) -> None:
@@ -159,15 +168,26 @@ def draw_cubes(ctx: cairo.Context, cubes: Iterable[Sequence[int]], cam: OrthoCam
     """Draw a unit-cube set (pixel space of `ctx`): painter's order, faces shaded top 0.92 / +y 0.70 / +x 0.50 of
     white or of the cube's colour in `tint` (cube -> RGB), black edges. Returns the faces drawn, in order."""
     faces = cube_faces(cubes, cam)
+    if not faces:
+        return faces
+    # All quads in one (n, 4, 3) projection: numpy's matmul runs the same 4 x 3 product per quad as one project()
+    # call per quad, so the floats are the same. The corners are small integers: cube + offset is exact.
+    corners = np.asarray([f.cube for f in faces], dtype=float)[:, None, :] + \
+        _CORNER_OFFSETS[[_AXIS_INDEX[f.axis] for f in faces]]
+    quads = cam.project(np.ascontiguousarray(corners), s, origin).tolist()
+    tint = tint or {}
     ctx.save()
     ctx.set_line_join(cairo.LINE_JOIN_ROUND)
     ctx.set_line_width(edge_px)
-    for f in faces:
-        pts = cam.project(f.corners, s, origin)
-        base = (tint or {}).get(f.cube, (1.0, 1.0, 1.0))
+    for f, ((u0, v0), (u1, v1), (u2, v2), (u3, v3)) in zip(faces, quads):
+        base = tint.get(f.cube, (1.0, 1.0, 1.0))
         k = SHADE[f.axis]
         ctx.set_source_rgb(base[0] * k, base[1] * k, base[2] * k)
-        _path(ctx, pts)
+        ctx.move_to(u0, v0)
+        ctx.line_to(u1, v1)
+        ctx.line_to(u2, v2)
+        ctx.line_to(u3, v3)
+        ctx.close_path()
         ctx.fill_preserve()
         ctx.set_source_rgb(*edge_rgb)
         ctx.stroke()
@@ -312,13 +332,15 @@ class PinholeCamera:
     cv: float
 
     def project(self, pts) -> np.ndarray:
+        # Elementwise, so plain floats round exactly as numpy's arrays would (and are faster on a few points).
         p = np.asarray(pts, dtype=float)
-        y = p[..., 1]
-        if np.any(y <= 0):
-            raise ValueError("a point at or behind the camera plane has no image")
-        u = self.cu + self.f_px * p[..., 0] / y
-        v = self.cv - self.f_px * (p[..., 2] - self.height) / y
-        return np.stack([u, v], axis=-1)
+        cu, cv, f, h = self.cu, self.cv, self.f_px, self.height
+        out = []
+        for x, y, z in p.reshape(-1, 3).tolist():
+            if y <= 0:
+                raise ValueError("a point at or behind the camera plane has no image")
+            out.append((cu + f * x / y, cv - f * (z - h) / y))
+        return np.array(out, dtype=float).reshape(p.shape[:-1] + (2,))
 
     @property
     def w(self) -> tuple[float, float, float]:

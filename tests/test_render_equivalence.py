@@ -1,5 +1,6 @@
 """The fast paths of the renderer and the samplers give exactly what the plain formulations give: lazily built
-stroke outlines, the text box, the RGB copy and PNG rows, exact gear speeds, and the voxel helpers."""
+stroke outlines, the text box, the RGB copy and PNG rows, exact gear speeds, the voxel helpers, and the cube
+drawing, fit and pinhole projection of renderers/projection.py."""
 from __future__ import annotations
 
 import math
@@ -331,3 +332,96 @@ def test_paste_layer_refuses_a_surface_of_another_size_or_a_scaled_context():
     scaled.ctx.scale(2, 2)
     assert not scaled.paste_layer(Canvas(768).layer_bytes())
     assert Canvas(768).paste_layer(Canvas(768).layer_bytes())
+
+
+def _draw_cubes_plain(ctx, cubes, cam, s, origin, tint=None):
+    """pj.draw_cubes as one projection per face, its corners built one by one."""
+    import cairo
+    from grip.renderers import projection as pj
+    order = sorted(sorted({tuple(int(v) for v in c) for c in cubes}),
+                   key=lambda c: (c[0] * cam.w[0] + c[1] * cam.w[1] + c[2] * cam.w[2], c))
+    m = np.array([cam.u_row, cam.v_row], dtype=float)
+    faces = []
+    ctx.save()
+    ctx.set_line_join(cairo.LINE_JOIN_ROUND)
+    ctx.set_line_width(pj.EDGE_PX)
+    for c in order:
+        for axis, step in pj._FACE_STEP.items():
+            if tuple(a + b for a, b in zip(c, step)) in set(order):
+                continue
+            corners = tuple(tuple(a + b for a, b in zip(c, d)) for d in pj._FACE_CORNERS[axis])
+            faces.append((c, axis, corners))
+            pts = (np.asarray(corners, dtype=float) @ m.T * s + np.asarray(origin, dtype=float)).tolist()
+            base, k = (tint or {}).get(c, (1.0, 1.0, 1.0)), pj.SHADE[axis]
+            ctx.set_source_rgb(base[0] * k, base[1] * k, base[2] * k)
+            ctx.move_to(*pts[0])
+            for u, v in pts[1:]:
+                ctx.line_to(u, v)
+            ctx.close_path()
+            ctx.fill_preserve()
+            ctx.set_source_rgb(0.0, 0.0, 0.0)
+            ctx.stroke()
+    ctx.restore()
+    return faces
+
+
+class _CallLog:
+    """A stand-in cairo context that records every call with its arguments."""
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, name):
+        return lambda *args: self.calls.append((name, repr(args)))
+
+
+def test_draw_cubes_and_cube_faces_match_the_face_by_face_drawing():
+    """The same faces and the same cairo calls with the same floats as one projection per face."""
+    from grip.renderers import projection as pj
+    rng = np.random.default_rng(8)
+    for k in range(24):
+        cam = (pj.TRI, pj.ISO)[k % 2]
+        cubes = [tuple(int(v) for v in rng.integers(-1, 4, 3)) for _ in range(int(rng.integers(1, 18)))]
+        if k % 3 == 0:
+            cubes = np.asarray(cubes)                      # rows of an integer array work too
+        tint = {tuple(int(v) for v in cubes[0]): (0.9, 0.5, 0.1)} if k % 2 else None
+        s, origin = float(rng.uniform(12, 30)), (float(rng.uniform(60, 100)), float(rng.uniform(60, 100)))
+        got, want = _CallLog(), _CallLog()
+        faces = pj.draw_cubes(got, cubes, cam, s, origin, tint=tint)
+        assert [(f.cube, f.axis, f.corners) for f in faces] == _draw_cubes_plain(want, cubes, cam, s, origin, tint)
+        assert got.calls == want.calls and pj.cube_faces(cubes, cam) == faces
+        if k < 2:
+            a, b = Canvas(size_px=192), Canvas(size_px=192)
+            pj.draw_cubes(a.ctx, cubes, cam, s, origin, tint=tint)
+            _draw_cubes_plain(b.ctx, cubes, cam, s, origin, tint)
+            assert np.array_equal(a.array(), b.array())
+    assert pj.draw_cubes(_CallLog(), [], pj.TRI, 10.0, (0.0, 0.0)) == []
+
+
+def test_fit_and_pinhole_projection_match_the_numpy_formulation():
+    from grip.renderers import projection as pj
+    rng = np.random.default_rng(9)
+    top = pj.OrthoCamera("TOP", (1.0, 0.0, 0.0), (0.0, -1.0, 0.0), (0.0, 0.0, 1.0))
+    for k in range(300):
+        cam = (pj.TRI, pj.ISO, top)[k % 3]
+        pts = rng.uniform(-4, 6, (int(rng.integers(1, 10)), 3))
+        box = tuple(int(v) for v in rng.integers(0, 400, 4)) if k % 2 else tuple(rng.uniform(0, 700, 4).tolist())
+        kw = ({}, {"s": 37}, {"s": np.float64(12.5)}, {"s_max": float(rng.uniform(5, 60))})[k % 4]
+        p = cam.project(pts)
+        lo, hi = p.min(axis=0), p.max(axis=0)
+        span = np.maximum(hi - lo, 1e-9)
+        s = kw.get("s", float(min((box[2] - box[0]) / span[0], (box[3] - box[1]) / span[1],
+                                  kw.get("s_max", math.inf))))
+        origin = np.array([(box[0] + box[2]) / 2, (box[1] + box[3]) / 2]) - s * (lo + hi) / 2
+        assert repr(pj.fit(cam, pts, box, **kw)) == repr((s, (float(origin[0]), float(origin[1]))))
+    for k in range(200):
+        cam = pj.PinholeCamera(float(rng.uniform(1.5, 1.8)), float(rng.uniform(500, 700)), 384.0,
+                               float(rng.uniform(250, 330)))
+        shape = ((3,), (5, 3), (4, 2, 3))[k % 3]
+        p = rng.uniform(-5, 30, shape)
+        p[..., 1] = np.abs(p[..., 1]) + 0.1
+        y = p[..., 1]
+        want = np.stack([cam.cu + cam.f_px * p[..., 0] / y, cam.cv - cam.f_px * (p[..., 2] - cam.height) / y], axis=-1)
+        got = cam.project(p.tolist())
+        assert got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want)
+    with pytest.raises(ValueError):
+        pj.PinholeCamera(1.6, 600.0, 384.0, 300.0).project([(1.0, 5.0, 0.0), (1.0, 0.0, 0.0)])
