@@ -185,7 +185,8 @@ def test_visible_fractions_equal_the_unpruned_ray_test():
     rng = np.random.default_rng(3)
     cases = [((0, 0), (0, 0)), ((1,),), ((4, 0, 2), (0, 3, 1), (2, 1, 0))]
     cases += [tuple(tuple(int(v) for v in r) for r in rng.integers(0, 5, size=(g, g)))
-              for g in (3, 4, 5) for _ in range(12)]
+              for g in (3, 4, 5) for _ in range(20)]
+    cases += [m._heights(rng, level, m.HMAX[level]) for level in (1, 2, 3) for _ in range(10)]
     for h in cases:
         assert m.visible_fractions.__wrapped__(h) == _visible_fractions_all_columns(h), h
 
@@ -267,3 +268,26 @@ def test_lattice_injectivity_at_the_drawn_scale():
         s = m.Scene(level, m.GRID[level], tuple((1,) * m.GRID[level] for _ in range(m.GRID[level])), ("a1", "b1"),
                     1)
         assert length * m.edge_px(s) >= 15.0 and m.edge_px(s) >= m.EDGE_MIN_PX
+
+
+# --- fast paths against the plain calls they stand for --------------------------------------------------------------
+
+def test_drop_draws_what_rng_choice_draws():
+    for level, p in m.DROP.items():
+        a, b = np.random.default_rng(level), np.random.default_rng(level)
+        got = [m._drop(a, m.DROP_CDF[level]) for _ in range(1000)]
+        assert got == [int(b.choice(3, p=p)) for _ in range(1000)]
+        assert a.random() == b.random()                          # the same draws consumed
+        assert set(got) == {0, 1, 2}
+
+
+def test_pasted_floor_gives_the_pixels_of_drawing_it(monkeypatch):
+    for level in (1, 2, 3):
+        s = accepted(level, level)
+        pasted = Canvas(768)
+        m.draw(s, pasted)
+        with monkeypatch.context() as mp:
+            mp.setattr(Canvas, "paste_layer", lambda self, layer: False)
+            drawn = Canvas(768)
+            m.draw(s, drawn)
+        assert np.array_equal(pasted.array(), drawn.array()), level

@@ -102,27 +102,41 @@ def visible_fractions(heights: tuple[tuple[int, ...], ...]) -> tuple[tuple[float
     a 10 x 10 grid of points on it whose ray toward the viewer (along w) meets no cube. The ray from p rises as it
     crosses each column (x2, y2) in front; it is blocked iff its height where it enters the column is below that
     column's height (orthographic, so the ray test is exact for each point).
-    Only columns of >= 2 cubes can block (the ray starts at z >= 1 and rises), so only they are tested; the
-    per-axis entry and exit parameters depend on one coordinate each and are tabulated once per axis."""
+    The ray runs toward +x and +y and rises from the top at z = T, so only a column with x2 >= x, y2 >= y and more
+    than T cubes can block it (any other has an exit parameter < 0 or an entry height >= T); only those (cell,
+    column) pairs are tested, on the cell's 10 x 10 block of points, with the per-axis entry and exit parameters
+    of `_ray_tables`."""
     g = len(heights)
-    h = np.array(heights, dtype=float)
-    w = np.array(pj.TRI.w)
-    top = np.maximum(h, 1.0)
-    pc = (np.arange(g)[:, None] + _UV[None, :]).ravel()         # point coordinate, cell-major: g * SAMPLES
-    cols = [(x, y) for x in range(g) for y in range(g) if heights[x][y] >= 2]
-    x2 = np.array([x for x, _ in cols], dtype=int)[:, None]      # blocking columns
-    y2 = np.array([y for _, y in cols], dtype=int)[:, None]
-    ax_in, ax_out = (x2 - pc) / w[0], (x2 + 1 - pc) / w[0]       # (columns, points along x)
-    ay_in, ay_out = (y2 - pc) / w[1], (y2 + 1 - pc) / w[1]
-    lam_in = np.maximum(np.maximum(ax_in[:, :, None], ay_in[:, None, :]), 0.0)
-    lam_out = np.minimum(ax_out[:, :, None], ay_out[:, None, :])
-    pz = np.repeat(np.repeat(top, SAMPLES, axis=0), SAMPLES, axis=1)
-    z_in = pz + lam_in * w[2]
-    hc = h[x2[:, 0], y2[:, 0]][:, None, None] - 1e-9
-    hidden = ((lam_in < lam_out) & (z_in < hc)).any(axis=0)     # (g * SAMPLES, g * SAMPLES)
-    hidden = hidden.reshape(g, SAMPLES, g, SAMPLES).transpose(0, 2, 1, 3).reshape(g, g, SAMPLES * SAMPLES)
-    frac = 1.0 - hidden.mean(axis=2)
-    return tuple(tuple(float(v) for v in row) for row in frac)
+    x_in, x_out, y_in, y_out = _ray_tables(g)
+    w2 = pj.TRI.w[2]
+    out = []
+    for x in range(g):
+        row = []
+        for y in range(g):
+            top = max(heights[x][y], 1)
+            hidden = None
+            for x2 in range(x, g):
+                col = heights[x2]
+                for y2 in range(y, g):
+                    if col[y2] <= top:
+                        continue
+                    lam_in = np.maximum(np.maximum(x_in[x2, x][:, None], y_in[y2, y][None, :]), 0.0)
+                    lam_out = np.minimum(x_out[x2, x][:, None], y_out[y2, y][None, :])
+                    blocked = (lam_in < lam_out) & (top + lam_in * w2 < col[y2] - 1e-9)
+                    hidden = blocked if hidden is None else hidden | blocked
+            row.append(1.0 if hidden is None else 1.0 - int(np.count_nonzero(hidden)) / (SAMPLES * SAMPLES))
+        out.append(tuple(row))
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def _ray_tables(g: int) -> tuple[np.ndarray, ...]:
+    """Ray parameters where the rays from a cell's points (coordinate c + _UV along one axis) enter and leave the
+    slab of column c2 along x and along y: arrays indexed [c2, c, point]."""
+    w0, w1, _ = pj.TRI.w
+    c2 = np.arange(g)[:, None, None]
+    pc = np.arange(g)[None, :, None] + _UV[None, None, :]
+    return (c2 - pc) / w0, (c2 + 1 - pc) / w0, (c2 - pc) / w1, (c2 + 1 - pc) / w1
 
 
 def min_visible(scene: Scene) -> float:
@@ -140,15 +154,32 @@ def painted_faces(scene: Scene) -> list[int]:
 
 # --- sampling -------------------------------------------------------------------------------------------------------
 
+def _cdf(p) -> tuple[float, ...]:
+    c = np.array(p, dtype=float).cumsum()
+    c /= c[-1]
+    return tuple(c.tolist())
+
+
+# `rng.choice(3, p=DROP[level])` is numpy's `cdf.searchsorted(rng.random(), side="right")` over this normalised
+# cumulative sum: `_drop` makes the same single draw and comparisons without choice's per-call checks (~30 us).
+DROP_CDF = {lv: _cdf(p) for lv, p in DROP.items()}
+
+
+def _drop(rng: np.random.Generator, cdf: tuple[float, ...]) -> int:
+    u = rng.random()
+    return sum(c <= u for c in cdf)
+
+
 def _heights(rng: np.random.Generator, level: int, top: int) -> tuple[tuple[int, ...], ...]:
     """Heights that never grow toward the viewer (larger x or y) from `top` at the far corner, plus a few random
     bumps of one cube, all within 0..top."""
     g = GRID[level]
+    cdf = DROP_CDF[level]
     h = [[0] * g for _ in range(g)]
     for x in range(g):
         for y in range(g):
             cap = min([top] + ([h[x - 1][y]] if x else []) + ([h[x][y - 1]] if y else []))
-            drop = int(rng.choice(3, p=DROP[level])) if (x or y) else 0
+            drop = _drop(rng, cdf) if (x or y) else 0
             h[x][y] = max(0, cap - drop)
     for _ in range(int(rng.integers(1, g + 1))):
         x, y = (int(v) for v in rng.integers(0, g, size=2))
@@ -328,7 +359,10 @@ def _poly(ctx, pts) -> None:
 def label_anchors(scene: Scene) -> list[tuple[str, tuple[float, float, float]]]:
     """Grid labels at floor level just outside the grid: letters beyond the front edge (y = g), numbers beyond the
     left edge (x = g)."""
-    g = scene.g
+    return _anchors(scene.g)
+
+
+def _anchors(g: int) -> list[tuple[str, tuple[float, float, float]]]:
     return ([(LETTERS[g - 1 - x], (x + 0.5, g + 0.45, 0.0)) for x in range(g)]
             + [(str(g - y), (g + 0.45, y + 0.5, 0.0)) for y in range(g)])
 
@@ -342,12 +376,20 @@ def _mark(ctx, pts, rgb) -> None:
     ctx.stroke()
 
 
-def draw(scene: Scene, canvas: Canvas) -> None:
+LABEL_STYLE = LABEL.with_(font_px=22.0)
+NOTE_STYLE = TEXT.with_(font_px=15.0)
+
+
+@lru_cache(maxsize=16)
+def _floor_layer(size_px: int, world, g: int, level: int) -> bytes:
+    """The surface bytes of a fresh canvas after `_draw_floor`."""
+    canvas = Canvas(size_px, world)
+    _draw_floor(canvas, g, *_fit(g, max(HMAX[level], 1)))
+    return canvas.layer_bytes()
+
+
+def _draw_floor(canvas: Canvas, g: int, s: float, origin) -> None:
     ctx = canvas.ctx
-    s, origin = fit(scene)
-    if s < EDGE_MIN_PX:
-        raise Reject("cubes_too_small")
-    g = scene.g
     ctx.set_line_width(1.5)
     # Quads are projected as one (n, 4, 3) stack: numpy's matmul runs the same 4 x 3 product per quad as one
     # project() call per quad, so the pixels are bit-identical; tolist() hands cairo plain floats.
@@ -359,6 +401,34 @@ def draw(scene: Scene, canvas: Canvas) -> None:
         ctx.fill_preserve()
         ctx.set_source_rgb(0.55, 0.55, 0.55)
         ctx.stroke()
+
+
+@lru_cache(maxsize=16)
+def _labels(g: int, level: int, size_px: int):
+    """The grid labels of `label_anchors` for a grid and level (the fit depends on nothing else): texts, pixel
+    centres, their boxes (a shapely array) and whether every box lies in the safe area of a `size_px` canvas."""
+    s, origin = _fit(g, max(HMAX[level], 1))
+    canvas = Canvas(size_px)
+    texts, centres, boxes = [], [], []
+    for text, p in _anchors(g):
+        c = pj.TRI.project(p, s, origin)
+        texts.append(text)
+        centres.append(c)
+        boxes.append(text_box_px(canvas, text, c, LABEL_STYLE))
+    inside = all(canvas.inside_safe(np.array(b.exterior.coords)) for b in boxes)
+    return tuple(texts), tuple(centres), np.array(boxes, dtype=object), inside
+
+
+def draw(scene: Scene, canvas: Canvas) -> None:
+    ctx = canvas.ctx
+    s, origin = fit(scene)
+    if s < EDGE_MIN_PX:
+        raise Reject("cubes_too_small")
+    g = scene.g
+    # The floor grid depends on the grid and the level only: drawn once onto a fresh canvas, its pixels are copied
+    # onto a fresh one (else drawn here). The cubes set every cairo state they use.
+    if not canvas.paste_layer(_floor_layer(canvas.size_px, canvas.world, g, scene.level)):
+        _draw_floor(canvas, g, s, origin)
     # Cubes in painter's order (pj.cube_faces), shaded as pj.draw_cubes does; each Q2 stack's top face gets its
     # coloured inset outline right after it is drawn, so nearer cubes still cover it where they should.
     marks = {(x, y, max(scene.heights[x][y], 1) - 1): rgb for (x, y), rgb in
@@ -366,26 +436,27 @@ def draw(scene: Scene, canvas: Canvas) -> None:
     faces = pj.cube_faces(cubes(scene), pj.TRI)
     quads = pj.TRI.project([f.corners for f in faces], s, origin)
     ctx.set_line_join(cairo.LINE_JOIN_ROUND)
+    ctx.set_line_width(pj.EDGE_PX)
     for i, (f, pts) in enumerate(zip(faces, quads.tolist())):
         _poly(ctx, pts)
-        ctx.set_source_rgb(*(pj.SHADE[f.axis],) * 3)
+        grey = pj.SHADE[f.axis]
+        ctx.set_source_rgb(grey, grey, grey)
         ctx.fill_preserve()
         ctx.set_source_rgb(0, 0, 0)
-        ctx.set_line_width(pj.EDGE_PX)
         ctx.stroke()
         if f.axis == "+z" and f.cube in marks:
             _mark(ctx, quads[i], marks[f.cube])
-    # Labels lie beyond the front and left edges; only cubes on the front row or left file come near them.
+            ctx.set_line_width(pj.EDGE_PX)
+    # Labels lie beyond the front and left edges; only cubes on the front row or left file come near them. All are
+    # checked before any is drawn: a clash rejects the whole canvas either way.
+    texts, centres, boxes, inside = _labels(g, scene.level, canvas.size_px)
     drawn = shapely.polygons(quads[[i for i, f in enumerate(faces) if g - 1 in f.cube[:2]]])
-    style = LABEL.with_(font_px=22.0)
-    for text, p in label_anchors(scene):
-        c = pj.TRI.project(p, s, origin)
-        b = text_box_px(canvas, text, c, style)
-        if shapely.intersects(b, drawn).any() or not canvas.inside_safe(np.array(b.exterior.coords)):
-            raise Reject("label_clash")
-        draw_text_px(canvas, text, c, style)
+    if not inside or shapely.intersects(boxes[:, None], drawn[None, :]).any():
+        raise Reject("label_clash")
+    for text, c in zip(texts, centres):
+        draw_text_px(canvas, text, c, LABEL_STYLE)
     draw_text_px(canvas, "letters run along the front edge, numbers along the left edge; a1 is the near corner",
-                 (384.0, 730.0), TEXT.with_(font_px=15.0))
+                 (384.0, 730.0), NOTE_STYLE)
 
 
 DOMAIN = Domain(
