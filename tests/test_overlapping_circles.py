@@ -225,3 +225,90 @@ def test_letter_boxes_are_the_measured_ones_and_every_scene_has_its_letters():
         assert spots is not None
         for (u, v), (x, y, r) in zip(spots, s.circles):       # outside its circle, near its top
             assert math.dist((u, v), (x, y)) > r and math.dist((u, v), (x, y - r)) <= 42.0 + 1e-9
+
+
+# --- fast paths against the plain computations they stand for -----------------------------------------------------
+
+def test_outline_gap_and_crossing_clearance_equal_their_plain_forms():
+    def gap(box, circle):
+        (x, y, r), (x0, y0, x1, y1) = circle, box
+        near = math.hypot(max(x0 - x, 0, x - x1), max(y0 - y, 0, y - y1))
+        far = max(math.hypot(x0 - x, y0 - y), math.hypot(x1 - x, y0 - y), math.hypot(x0 - x, y1 - y),
+                  math.hypot(x1 - x, y1 - y))
+        return 0.0 if near <= r <= far else min(abs(near - r), abs(far - r))
+
+    def clearance(circles):
+        pts = [(p, i, j) for i in range(len(circles)) for j in range(i + 1, len(circles))
+               for p in oc.crossing_points(circles[i], circles[j])]
+        gaps = [math.dist(a[0], b[0]) - oc.CROSS_GAP_PX + oc.TRIPLE_PX for k, a in enumerate(pts) for b in pts[k + 1:]]
+        gaps += [abs(math.dist(p, (x, y)) - r) for p, i, j in pts for k, (x, y, r) in enumerate(circles)
+                 if k not in (i, j)]
+        return min(gaps + [oc.NO_BOUNDARY_PX])
+
+    rng = np.random.default_rng(7)
+    for _ in range(2000):
+        x0, y0 = rng.uniform(0, 700, 2)
+        box = (x0, y0, x0 + rng.uniform(18, 22), y0 + 20.0)
+        circle = (*rng.uniform(100, 600, 2), rng.uniform(70, 210))
+        assert oc._outline_gap(box, circle) == gap(box, circle)
+    for s in scenes():
+        assert oc._crossing_clearance.__wrapped__(s.circles) == clearance(s.circles)
+    for _ in range(200):
+        circles = tuple(tuple(round(float(v), 2) for v in (*rng.uniform(200, 560, 2), rng.uniform(70, 210)))
+                        for _ in range(int(rng.integers(1, 6))))
+        assert oc._crossing_clearance.__wrapped__(circles) == clearance(circles)
+
+
+def test_ring_test_agrees_with_the_buffered_polygons():
+    """`_ring_meets` never contradicts shapely's test on the buffers `shapes.circle` registers and place_label
+    grows, on boxes placed all round an outline and a dot (so that all three verdicts come up)."""
+    import shapely
+    from shapely.geometry import Point
+    rng = np.random.default_rng(11)
+    seen = set()
+    for k in range(24):
+        cx, cy = rng.uniform(300, 460, 2)
+        r = 3.5 if k % 3 == 0 else rng.uniform(70, 210)
+        ring = (cx, cy, 0.0, 3.5) if r == 3.5 else (cx, cy, r - 1.5, r + 1.5)
+        disk = Point(cx, cy).buffer(ring[3])
+        shape = disk if r == 3.5 else disk.difference(Point(cx, cy).buffer(ring[2]))
+        for a, d in zip(rng.uniform(0, 2 * math.pi, 40), (r if r > 3.5 else 0.0) + rng.uniform(-22, 22, 40)):
+            u, v = cx + d * math.cos(a), cy + d * math.sin(a)
+            box = (u - 6.5, v - 8.0, u + 6.5, v + 8.0)
+            got = oc._ring_meets(box, *ring)
+            seen.add(got)
+            if got is not None:
+                assert got == shapely.box(*box).buffer(oc.CLEARANCE_PX).intersects(shape), (box, ring)
+    assert seen == {True, False, None}
+
+
+def test_probe_labels_sit_where_place_label_puts_them(monkeypatch):
+    from grip.renderers.canvas import Canvas
+    from grip.renderers.text import place_label
+
+    def plain(canvas, name, p, rings, placed):
+        return place_label(canvas, name, p, name, oc.PROBE_STYLE, radii_px=oc.PROBE_RADII_PX).bounds
+
+    def drawn(s):
+        canvas = Canvas(768)
+        try:
+            oc.draw(s, canvas)
+        except Reject as r:
+            return r.reason
+        return canvas.array().tobytes(), [b.bounds for b in canvas.labels]
+
+    def near_outlines(s):            # probes 8-20 px off random outlines: labels hemmed in, some with no spot
+        out = []
+        for k, a, d in zip(rng.integers(0, len(s.circles), 4), rng.uniform(0, 2 * math.pi, 4),
+                           rng.uniform(8, 20, 4) * rng.choice((-1, 1), 4)):
+            x, y, r = s.circles[k]
+            out.append((round(x + (r + d) * math.cos(a), 2), round(y + (r + d) * math.sin(a), 2)))
+        return replace(s, probes=tuple(out))
+
+    rng = np.random.default_rng(5)
+    cases = list(scenes()[:4]) + [near_outlines(s) for s in scenes()[4:16]]
+    for s in cases:
+        fast = drawn(s)
+        with monkeypatch.context() as mp:
+            mp.setattr(oc, "_place_probe_label", plain)
+            assert drawn(s) == fast

@@ -18,16 +18,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from itertools import combinations, repeat
+from itertools import combinations, starmap
 
 import numpy as np
+import shapely
 
 from grip.answers import Choice, Count, Number, Ordered, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas
 from grip.renderers.style import BLACK, LABEL, OKABE_ITO, Style
-from grip.renderers.text import draw_text_px, place_label
+from grip.renderers.text import DIRECTIONS, draw_text_px, text_size
 
 LETTERS = "ABCDE"
 PROBES = "PQRS"
@@ -153,12 +154,10 @@ def _crossing_clearance(circles) -> float:
         for p in crossing_points(circles[i], circles[j]):
             pts.append((p, i, j))
     out = math.inf
-    for a in range(len(pts)):
-        pa = pts[a][0]
-        for b in range(a + 1, len(pts)):
-            g = math.dist(pa, pts[b][0]) - CROSS_GAP_PX + TRIPLE_PX
-            if g < out:
-                out = g
+    if len(pts) > 1:
+        # gap - CROSS_GAP_PX + TRIPLE_PX is non-decreasing in the gap (so in floating point too): only the
+        # smallest gap can give the smallest value
+        out = min(starmap(math.dist, combinations([p for p, _, _ in pts], 2))) - CROSS_GAP_PX + TRIPLE_PX
     for p, i, j in pts:
         for k, (x, y, r) in enumerate(circles):
             if k != i and k != j:
@@ -233,13 +232,14 @@ def _probes(rng: np.random.Generator, circles, want: int):
     p_ok = np.flatnonzero(clear & (inside == want))
     if not len(p_ok):
         return None
-    rows = pts.tolist()                                # plain floats: the same values, faster to walk
-    chosen = [rows[p_ok[0]]]
+    # plain floats (the same values), converted only for the few points the walk reaches
+    chosen = [pts[p_ok[0]].tolist()]
     for i in np.flatnonzero(clear).tolist():
         if len(chosen) == len(PROBES):
             break
-        if all(math.dist(rows[i], q) >= PROBE_GAP_PX for q in chosen):
-            chosen.append(rows[i])
+        row = pts[i].tolist()
+        if all(math.dist(row, q) >= PROBE_GAP_PX for q in chosen):
+            chosen.append(row)
     if len(chosen) < len(PROBES):
         return None
     return tuple((round(float(x), 2), round(float(y), 2)) for x, y in chosen)
@@ -443,9 +443,11 @@ def _outline_gap(box, circle) -> float:
     x, y, r = circle
     x0, y0, x1, y1 = box
     near = math.hypot(max(x0 - x, 0, x - x1), max(y0 - y, 0, y - y1))            # nearest box point to the centre
+    if near > r:
+        return near - r            # the box lies outside: its farthest corner is farther (by >= half its size)
     far = max(math.hypot(x0 - x, y0 - y), math.hypot(x1 - x, y0 - y), math.hypot(x0 - x, y1 - y),
               math.hypot(x1 - x, y1 - y))
-    return 0.0 if near <= r <= far else min(abs(near - r), abs(far - r))
+    return 0.0 if r <= far else abs(far - r)
 
 
 # letter offsets from a circle's topmost point, in `letter_spots` order: (radius * cos, radius * sin) per spot
@@ -478,7 +480,8 @@ def letter_spots(scene: Scene) -> tuple[tuple[float, float], ...] | None:
             own = _outline_gap(bx, scene.circles[k])
             if own < OWN_GAP_PX + 1.5 or math.dist((u, v), (x, y)) < r:
                 continue
-            if any(g < 8.0 + 1.5 or g < own + LETTER_NEAREST_PX for g in map(_outline_gap, repeat(bx), others)):
+            lim = max(8.0 + 1.5, own + LETTER_NEAREST_PX)     # a gap below either bound fails
+            if any(_outline_gap(bx, c) < lim for c in others):
                 continue
             if any(_box_point(bx, p) < 8.0 + 3.5 for p in scene.probes):
                 continue
@@ -507,8 +510,79 @@ def draw(scene: Scene, canvas: Canvas) -> None:
         raise Reject("label_clash")
     for k, (u, v) in enumerate(spots):
         canvas.labels.append(draw_text_px(canvas, scene.letters[k], (u, v), LABEL))
+    # the strokes as shapes.circle registers them: pixel centre, and the 3 px outline or the 3.5 px dot
+    rings = [(letter, *canvas.px(x, y), canvas.len_px(r) - 1.5, canvas.len_px(r) + 1.5)
+             for (x, y, r), letter in zip(scene.circles, scene.letters)]
+    rings += [(name, *canvas.px(x, y), 0.0, canvas.len_px(3.5)) for (x, y), name in zip(scene.probes, PROBES)]
+    placed = [o.bounds for o in canvas.labels]
     for p, name in zip(scene.probes, PROBES):
-        place_label(canvas, name, p, name, LABEL.with_(font_px=18.0), radii_px=(14.0, 24.0))
+        placed.append(_place_probe_label(canvas, name, p, rings, placed))
+
+
+PROBE_STYLE = LABEL.with_(font_px=18.0)
+PROBE_RADII_PX = (14.0, 24.0)
+CLEARANCE_PX = 8.0                                 # place_label's clearance from strokes
+SAGITTA = 0.002                                    # > 1 - cos(pi / 64), the sagitta of a 64-gon over its radius
+
+
+def _place_probe_label(canvas: Canvas, name: str, p, rings, placed) -> tuple[float, float, float, float]:
+    """`place_label(canvas, name, p, name, PROBE_STYLE, radii_px=PROBE_RADII_PX)`, the same candidates, checks and
+    so the same spot, but each stroke test is first decided on the exact circles (`_ring_meets`); only a candidate
+    that it leaves open is tested on the buffered outlines, as place_label tests it (building them is the bulk of
+    its cost). `rings`: (owner, cx, cy, inner, outer radius) of every stroke on the canvas, outlines and dots;
+    `placed`: the bounds of `canvas.labels`. Returns the bounds of the label's box."""
+    w, h = text_size(canvas, name, PROBE_STYLE)
+    ax, ay = canvas.px(*p)
+    others = [ring for owner, *ring in rings if owner != name]
+    for rad in PROBE_RADII_PX:
+        for dx, dy in DIRECTIONS:
+            u, v = ax + dx * rad, ay + dy * rad
+            x0, y0, x1, y1 = u - w / 2, v - h / 2, u + w / 2, v + h / 2
+            if not canvas.box_inside_safe(x0, y0, x1, y1):
+                continue
+            # two boxes intersect (shapely) iff their closed extents overlap
+            if any(a0 <= x1 and x0 <= a1 and b0 <= y1 and y0 <= b1 for a0, b0, a1, b1 in placed):
+                continue
+            meets = _meets_any((x0, y0, x1, y1), others)
+            if meets is None:                          # as place_label tests it
+                near = canvas.strokes_near((x0 - CLEARANCE_PX - 1, y0 - CLEARANCE_PX - 1, x1 + CLEARANCE_PX + 1,
+                                            y1 + CLEARANCE_PX + 1), name)
+                grown = shapely.box(x0, y0, x1, y1).buffer(CLEARANCE_PX)
+                meets = any(grown.intersects(g) for g in near)
+            if meets:
+                continue
+            canvas.labels.append(draw_text_px(canvas, name, (u, v), PROBE_STYLE))
+            return x0, y0, x1, y1
+    raise Reject("label_clash")
+
+
+def _meets_any(box, rings) -> bool | None:
+    """`_ring_meets` over several rings: True if one is met, else None if one is undecided, else False."""
+    out = False
+    for ring in rings:
+        meets = _ring_meets(box, *ring)
+        if meets:
+            return True
+        if meets is None:
+            out = None
+    return out
+
+
+def _ring_meets(box, cx: float, cy: float, inner: float, outer: float) -> bool | None:
+    """Whether the box (x0, y0, x1, y1) buffered by CLEARANCE_PX meets the stroke inner <= |q - c| <= outer as
+    shapely's polygons have it, or None where their approximations could decide either way: a box's buffer lies
+    between 7.99 and 8 px of the box, a point's buffer of radius rho (a regular 64-gon) between rho (1 - SAGITTA)
+    and rho of the point. The points of the buffered box lie at every distance from c between its nearest (less
+    the buffer) and its farthest (plus the buffer)."""
+    x0, y0, x1, y1 = box
+    near = math.hypot(max(x0 - cx, 0.0, cx - x1), max(y0 - cy, 0.0, cy - y1))
+    far = math.hypot(max(cx - x0, x1 - cx), max(cy - y0, y1 - cy))
+    eps = 1e-6
+    if near - CLEARANCE_PX > outer + eps or far + CLEARANCE_PX < inner * (1 - SAGITTA) - eps:
+        return False
+    if near - (CLEARANCE_PX - 0.1) < outer * (1 - SAGITTA) - eps and far + (CLEARANCE_PX - 0.1) > inner + eps:
+        return True
+    return None
 
 
 DOMAIN = Domain(
