@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import lru_cache
+from itertools import chain
 from typing import Sequence
 
 import numpy as np
@@ -68,7 +70,11 @@ def regular_turn_deg(m: int, t) -> float:
 def triangle_inradius(p: Point, q: Point, r: Point) -> float:
     """Inradius 2 * area / perimeter of a triangle (floats)."""
     per = math.dist(p, q) + math.dist(q, r) + math.dist(r, p)
-    return 2 * float(area((p, q, r))) / per if per else 0.0
+    if not per:
+        return 0.0
+    (px, py), (qx, qy), (rx, ry) = p, q, r
+    # `area`((p, q, r)), its shoelace sum written out term by term in the same order
+    return 2 * float(abs(0 + (px * qy - qx * py) + (qx * ry - rx * qy) + (rx * py - px * ry)) / 2) / per
 
 
 def corner_triangles(outer: Sequence[Point], inner: Sequence[Point]) -> list[tuple[Point, Point, Point]]:
@@ -138,12 +144,42 @@ def outline_clearance(polygons: Sequence[Sequence[Point]]) -> float:
     measured in one pass (the same values); inf when there is no such pair."""
     if len(polygons) < 3:
         return math.inf
-    verts = np.concatenate([np.asarray(p, float) for p in polygons])
-    e0 = np.concatenate([np.asarray(p, float) for p in polygons])
-    e1 = np.concatenate([np.roll(np.asarray(p, float), -1, axis=0) for p in polygons])
-    owner = np.concatenate([[i] * len(p) for i, p in enumerate(polygons)])
-    vi, ei = np.nonzero(owner[:, None] >= owner[None, :] + 2)          # inner vertex, outer side
-    return float(_point_segment_each(verts[vi], e0[ei], e1[ei]).min())
+    verts = _stacked(polygons)
+    vi, e0i, e1i = _nonadjacent_pairs(tuple(map(len, polygons)))
+    return float(_point_segment_each(verts[vi], verts[e0i], verts[e1i]).min())
+
+
+def _stacked(polygons: Sequence[Sequence[Point]]) -> np.ndarray:
+    """The vertices of all polygons, one after the other: a (k, 2) float array."""
+    return np.array(list(chain.from_iterable(chain.from_iterable(polygons))), float).reshape(-1, 2)
+
+
+@lru_cache(maxsize=256)
+def _sides(sizes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """For polygons of these vertex counts, `_stacked`: the row of the vertex after each one in its own polygon
+    (side r runs from vertex r to vertex nxt[r]) and the index of each vertex's polygon."""
+    nxt, owner, start = [], [], 0
+    for i, m in enumerate(sizes):
+        nxt += [*range(start + 1, start + m), start]
+        owner += [i] * m
+        start += m
+    return _frozen(nxt), _frozen(owner)
+
+
+@lru_cache(maxsize=256)
+def _nonadjacent_pairs(sizes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For `outline_clearance`: (vertex, side start, side end) rows of `_stacked` for every vertex of a polygon j
+    against every side of a polygon i <= j - 2, vertices in order, then sides in order."""
+    nxt, owner = _sides(sizes)
+    vi, ei = np.nonzero(owner[:, None] >= owner[None, :] + 2)
+    return _frozen(vi), _frozen(ei), _frozen(nxt[ei])
+
+
+def _frozen(values, dtype=np.intp) -> np.ndarray:
+    """A read-only array (cached arrays are shared between calls)."""
+    a = np.array(values, dtype=dtype)
+    a.flags.writeable = False
+    return a
 
 
 def _point_segment(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -167,76 +203,92 @@ def fitted_ticks(polygons: Sequence[Sequence[Point]], divisions: Sequence[int], 
     half (inward, outward) as long as `length` / 2 allows while every point of it stays `clear` px from every other
     polygon's outline: (end, end, i). A tick's base on its own side is a half of length 0, so a tick whose base
     lies within `clear` of another outline comes back with length 0. The tick at the fraction contacts[i] marks
-    where polygon i+1's corners lie and touches that outline by construction: it is fitted against the others."""
-    base, normal, owner, skip = _tick_frames(polygons, divisions, ticked, contacts, length)
+    where polygon i+1's corners lie and touches that outline by construction: it is fitted against the others.
+    Float coordinates."""
+    sizes = tuple(map(len, polygons))
+    e0 = _stacked(polygons)
+    nxt, edge_owner = _sides(sizes)
+    base, normal, owner, skip = _tick_frames(e0, sizes, divisions, ticked, contacts, length)
     if not len(base):
         return []
-    e0 = np.concatenate([np.asarray(p, float) for p in polygons])
-    e1 = np.concatenate([np.roll(np.asarray(p, float), -1, axis=0) for p in polygons])
-    edge_owner = np.concatenate([[i] * len(p) for i, p in enumerate(polygons)])
-    foreign = (edge_owner[None, :] != owner[:, None]) & (edge_owner[None, :] != skip[:, None])
-    hs = np.arange(0.0, length / 2 + 1e-9, step)
+    e1 = e0[nxt]
     # A foreign side farther than length / 2 + clear from a tick's base cannot come within `clear` of any point
     # of that tick: a tick with no nearer side keeps both halves whole, and only the near (tick, side) pairs are
-    # measured point by point.
-    close = foreign & (_point_segment(base, e0, e1) < length / 2 + clear + 1.0)
-    near = close.any(axis=1)
-    idx = np.flatnonzero(near)
-    pair_tick, pair_edge = np.nonzero(close)                       # pair_tick ascending: grouped by tick
-    slot = np.cumsum(near) - 1                                     # tick -> its row among the near ticks
-    halves = []
-    for sign in (1.0, -1.0):
-        half = np.full(len(base), hs[-1])
-        if len(idx):
-            pts = base[pair_tick, None, :] + sign * hs[None, :, None] * normal[pair_tick, None, :]  # (pairs, hs, 2)
-            d = _point_segment_each(pts, e0[pair_edge, None, :], e1[pair_edge, None, :])           # (pairs, hs)
-            bad = np.zeros((len(idx), len(hs)), bool)
-            np.logical_or.at(bad, slot[pair_tick], d < clear)
-            ok = ~bad                                                                                # (near ticks, hs)
-            first_bad = np.where(ok.all(axis=1), len(hs), np.argmin(ok, axis=1))
-            half[idx] = np.where(first_bad > 0, hs[np.maximum(first_bad - 1, 0)], -1.0)
-        halves.append(half)
-    hi, lo = halves
+    # measured point by point. Those are found among the pairs whose base lies in the side's bounding box widened
+    # by that distance (and 1 px more, for rounding).
+    reach = length / 2 + clear + 1.0
+    lo, hi = np.minimum(e0, e1) - (reach + 1.0), np.maximum(e0, e1) + (reach + 1.0)
+    bx, by = base[:, None, 0], base[:, None, 1]
+    maybe = ((bx >= lo[:, 0]) & (bx <= hi[:, 0]) & (by >= lo[:, 1]) & (by <= hi[:, 1])
+             & (edge_owner != owner[:, None]) & (edge_owner != skip[:, None]))
+    pair_tick, pair_edge = np.nonzero(maybe)                       # pair_tick ascending: grouped by tick
+    near = _point_segment_each(base[pair_tick], e0[pair_edge], e1[pair_edge]) < reach
+    pair_tick, pair_edge = pair_tick[near], pair_edge[near]
+    hs = np.arange(0.0, length / 2 + 1e-9, step)
+    half = np.full((2, len(base)), hs[-1])                         # the halves along +normal and -normal
+    if len(pair_tick):
+        steps = np.stack([hs, -1.0 * hs])
+        pts = base[pair_tick, None, :] + steps[:, None, :, None] * normal[pair_tick, None, :]   # (2, pairs, hs, 2)
+        d = _point_segment_each(pts, e0[pair_edge, None, :], e1[pair_edge, None, :])           # (2, pairs, hs)
+        first = np.flatnonzero(np.diff(pair_tick, prepend=-1))   # each near tick's first pair
+        bad = np.logical_or.reduceat(d < clear, first, axis=1)   # (2, near ticks, hs)
+        first_bad = np.where(bad.any(axis=2), bad.argmax(axis=2), len(hs))
+        half[:, pair_tick[first]] = np.where(first_bad > 0, hs[np.maximum(first_bad - 1, 0)], -1.0)
+    hi, lo = half
     gone = (hi < 0) | (lo < 0)               # the base itself is too close to another outline
     hi, lo = np.where(gone, 0.0, hi)[:, None], np.where(gone, 0.0, lo)[:, None]
-    ends0, ends1 = (base - lo * normal).tolist(), (base + hi * normal).tolist()
-    return [(tuple(p), tuple(q), i) for p, q, i in zip(ends0, ends1, owner.tolist())]
+    (x0, y0), (x1, y1) = (base - lo * normal).T.tolist(), (base + hi * normal).T.tolist()
+    return list(zip(zip(x0, y0), zip(x1, y1), owner.tolist()))
 
 
-def _tick_frames(polygons: Sequence[Sequence[Point]], divisions: Sequence[int], ticked: Sequence[int],
+def _tick_frames(verts: np.ndarray, sizes: tuple[int, ...], divisions: Sequence[int], ticked: Sequence[int],
                  contacts: Sequence, length: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """For `fitted_ticks`: every tick's base point and unit normal (k, 2 each), its polygon index and the index of
-    the polygon it touches by construction (-1 for none), in the order and with the same float arithmetic as
-    `tick_marks` (each tick's base is the midpoint of its ends, its normal their difference over `length`)."""
-    x0, y0, x1, y1, frac, owner, skip = [], [], [], [], [], [], []
-    ln = []
-    for i in ticked:
-        poly, n = polygons[i], divisions[i]
-        m, c = len(poly), float(contacts[i])
-        for j in range(m):
-            (ax, ay), (bx, by) = poly[j], poly[(j + 1) % m]
-            ln.append(math.hypot(bx - ax, by - ay))
-            for k in range(1, n):
-                x0.append(ax)
-                y0.append(ay)
-                x1.append(bx)
-                y1.append(by)
-                frac.append((k, n))
-                owner.append(i)
-                skip.append(i + 1 if abs(k / n - c) < 1e-9 else -1)
-    if not x0:
+    """For `fitted_ticks` (the polygons' vertices `_stacked`, their vertex counts `sizes`): every tick's base point
+    and unit normal (k, 2 each), its polygon index and the index of the polygon it touches by construction (-1 for
+    none), in the order and with the same float arithmetic as `tick_marks` (each tick's base is the midpoint of its
+    ends, its normal their difference over `length`)."""
+    ticked = tuple(ticked)
+    plan = _tick_plan(sizes, ticked, tuple(divisions[i] for i in ticked))
+    if plan is None:
         return np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(0, int), np.zeros(0, int)
+    rows, ends, rep, kn, nn, frac, owner, slot = plan
+    a = verts[rows]
+    d = verts[ends] - a
+    ln = list(map(math.hypot, *d.T.tolist()))
     if 0.0 in ln:
         raise ZeroDivisionError("float division by zero")            # a side of length 0, as `tick_marks` raises
-    counts = [divisions[i] - 1 for i in ticked for _ in range(len(polygons[i]))]
-    ax, ay, bx, by = (np.array(v, float) for v in (x0, y0, x1, y1))
-    kn = np.array(frac, float)
-    lns = np.repeat(np.array(ln, float), counts)
-    nx, ny = -(by - ay) / lns * length / 2, (bx - ax) / lns * length / 2
-    x, y = ax + (bx - ax) * kn[:, 0] / kn[:, 1], ay + (by - ay) * kn[:, 0] / kn[:, 1]
-    a = np.stack([x - nx, y - ny], axis=1)
-    b = np.stack([x + nx, y + ny], axis=1)
-    return (a + b) / 2, (b - a) / length, np.array(owner), np.array(skip)
+    offset = np.stack([-d[:, 1], d[:, 0]], axis=1) / np.array(ln)[:, None] * length / 2   # per side
+    at = a[rep] + d[rep] * kn / nn
+    off = offset[rep]
+    p, q = at - off, at + off
+    c = np.array([float(contacts[i]) for i in ticked])[slot]
+    skip = np.where(np.abs(frac - c) < 1e-9, owner + 1, -1)
+    return (p + q) / 2, (q - p) / length, owner, skip
+
+
+@lru_cache(maxsize=1024)
+def _tick_plan(sizes: tuple[int, ...], ticked: tuple[int, ...], divisions: tuple[int, ...]) -> tuple | None:
+    """What `_tick_frames` needs beyond the coordinates, for the ticked polygons (vertex counts `sizes`, divisions
+    n per ticked polygon): the `_stacked` rows of each ticked side's two ends; per tick its side, k and n as (t, 1)
+    float columns, k / n, its polygon and that polygon's place in `ticked`. None when there is no tick."""
+    starts = [0]
+    for m in sizes:
+        starts.append(starts[-1] + m)
+    nxt, _ = _sides(sizes)
+    rows, rep, kn, nn, owner, slot = [], [], [], [], [], []
+    for s, (i, n) in enumerate(zip(ticked, divisions)):
+        for r in range(starts[i], starts[i + 1]):
+            rep += [len(rows)] * (n - 1)
+            rows.append(r)
+            kn += range(1, n)
+            nn += [n] * (n - 1)
+        owner += [i] * (sizes[i] * (n - 1))
+        slot += [s] * (sizes[i] * (n - 1))
+    if not rep:
+        return None
+    kn, nn = np.array(kn, float), np.array(nn, float)
+    return (_frozen(rows), _frozen(nxt[rows]), _frozen(rep), _frozen(kn[:, None], float), _frozen(nn[:, None], float),
+            _frozen(kn / nn, float), _frozen(owner), _frozen(slot))
 
 
 def tick_stats(ticks: Sequence[tuple[Point, Point, int]]) -> tuple[float, float]:
@@ -244,21 +296,28 @@ def tick_stats(ticks: Sequence[tuple[Point, Point, int]]) -> tuple[float, float]
     px; (inf, inf) when there are no ticks."""
     if not ticks:
         return math.inf, math.inf
-    a0 = np.array([t[0] for t in ticks], float)
-    a1 = np.array([t[1] for t in ticks], float)
-    owner = np.array([t[2] for t in ticks])
-    shortest = float(np.hypot(*(a1 - a0).T).min())
-    # Only pairs that can be the nearest are measured exactly: a pair's distance lies between its midpoints'
-    # distance less both half-lengths and its midpoints' distance, so a pair whose lower bound exceeds the
-    # smallest midpoint distance over all pairs cannot be the minimum (1e-6 px covers rounding).
-    mid, half = (a0 + a1) / 2, np.hypot(*(a1 - a0).T) / 2
-    md = np.hypot(mid[:, None, 0] - mid[None, :, 0], mid[:, None, 1] - mid[None, :, 1])
-    other = owner[:, None] != owner[None, :]
-    if not other.any():
+    p, q, owner = zip(*ticks)
+    a0 = np.array(list(chain.from_iterable(p)), float).reshape(-1, 2)
+    a1 = np.array(list(chain.from_iterable(q)), float).reshape(-1, 2)
+    ln = np.hypot(*(a1 - a0).T)
+    shortest = float(ln.min())
+    if len(set(owner)) < 2:
         return shortest, math.inf
-    upper = md[other].min()
-    i, j = np.nonzero(other & (md - half[:, None] - half[None, :] <= upper + 1e-6))
-    return shortest, float(_segment_distances_each(a0[i], a1[i], a0[j], a1[j]).min())
+    # Only pairs that can be the nearest are measured exactly: a pair's distance lies between its midpoints'
+    # distance less both half-lengths and its midpoints' distance, so a pair whose midpoints lie farther apart than
+    # the smallest midpoint distance over all pairs plus the two longest half-lengths cannot be the minimum (squared
+    # distances; 1e-3 px covers rounding). Each pair of ticks is taken once, the one of the smaller polygon index
+    # first (the distance is symmetric, bit for bit).
+    owner = np.array(owner)
+    mx, my = ((a0 + a1) / 2).T
+    d2 = np.subtract.outer(mx, mx)
+    d2 *= d2
+    dy = np.subtract.outer(my, my)
+    d2 += dy * dy
+    d2[owner[:, None] >= owner[None, :]] = np.inf
+    reach = math.sqrt(d2.min()) + float(ln.max()) + 1e-3
+    i, j = np.nonzero(d2 <= reach * reach)
+    return shortest, _min_segment_distance(a0[i], a1[i], a0[j], a1[j])
 
 
 def segment_distances(a0: np.ndarray, a1: np.ndarray, b0: np.ndarray, b1: np.ndarray) -> np.ndarray:
@@ -273,15 +332,18 @@ def segment_distances(a0: np.ndarray, a1: np.ndarray, b0: np.ndarray, b1: np.nda
     return np.where(cross, 0.0, ends)
 
 
-def _segment_distances_each(a0: np.ndarray, a1: np.ndarray, b0: np.ndarray, b1: np.ndarray) -> np.ndarray:
-    """Distance between segments a0[k]-a1[k] and b0[k]-b1[k] for each row k (arrays (k, 2)): the same arithmetic,
-    pair by pair, as `segment_distances`."""
-    def orient(p, q, r):
-        return (q[..., 0] - p[..., 0]) * (r[..., 1] - p[..., 1]) - (q[..., 1] - p[..., 1]) * (r[..., 0] - p[..., 0])
-    cross = ((orient(a0, a1, b0) * orient(a0, a1, b1) < 0) & (orient(b0, b1, a0) * orient(b0, b1, a1) < 0))
-    ends = np.minimum.reduce([_point_segment_each(a0, b0, b1), _point_segment_each(a1, b0, b1),
-                              _point_segment_each(b0, a0, a1), _point_segment_each(b1, a0, a1)])
-    return np.where(cross, 0.0, ends)
+def _min_segment_distance(a0: np.ndarray, a1: np.ndarray, b0: np.ndarray, b1: np.ndarray) -> float:
+    """The smallest distance between segments a0[k]-a1[k] and b0[k]-b1[k] over the rows k (arrays (k, 2)): 0 when
+    a pair crosses, else the smallest distance from an end to the other segment, each computed as
+    `segment_distances` does (the four ends of every pair in one call)."""
+    ends = np.concatenate([a0, a1, b0, b1])
+    s0, s1 = np.concatenate([b0, b0, a0, a0]), np.concatenate([b1, b1, a1, a1])
+    # orient(s0, s1, end): the turn of each end about the other segment, as in `segment_distances`
+    o = ((s1[:, 0] - s0[:, 0]) * (ends[:, 1] - s0[:, 1]) - (s1[:, 1] - s0[:, 1]) * (ends[:, 0] - s0[:, 0]))
+    o = o.reshape(4, -1)
+    if ((o[2] * o[3] < 0) & (o[0] * o[1] < 0)).any():
+        return 0.0
+    return float(_point_segment_each(ends, s0, s1).min())
 
 
 # --- straight segments, rows (x0, y0, x1, y1) ---------------------------------------------------------------------

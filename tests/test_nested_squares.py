@@ -1,5 +1,6 @@
 """Domain-specific tests for nested_squares: exact area bookkeeping, geometry of the drawn squares, metamorphic
 relations, the minimal pair and the Q4 rephrasing, and examples worked on paper."""
+import math
 from dataclasses import replace
 from fractions import Fraction
 from itertools import combinations
@@ -233,3 +234,82 @@ def test_s2_side_text_names_no_length():
     assert len(texts) == 1
     assert not any(f"{c} cm" in next(iter(texts)) for c in ns.SIDES_CM)
     assert "printed below S1" in next(iter(texts))
+
+
+# --- the tick and outline measures of grip.geometry against plain references --------------------------------------
+
+def _crowded_figures(count: int, seed: int = 0):
+    """Nested squares and hexagons of random fractions and sizes (small ones crowd their ticks and outlines)."""
+    from grip.geometry import regular_polygon
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        m, levels = int(rng.choice([4, 6])), int(rng.integers(2, 7))
+        divisions = [int(rng.integers(1, 7)) for _ in range(levels)]
+        ts = [Fraction(int(rng.integers(1, n)) if n > 1 else 0, n) for n in divisions]
+        polys = nest(regular_polygon((384.0, 392.0), float(rng.uniform(60, 330)), m, float(rng.uniform(0, 90))),
+                     [float(t) for t in ts])
+        ticked = sorted(rng.choice(levels, int(rng.integers(0, levels + 1)), replace=False).tolist())
+        yield polys, divisions, ticked, ts
+
+
+def _plain_fitted_ticks(polys, divisions, ticked, contacts, length, clear, step=0.5):
+    """Every tick of `tick_marks`, each half grown step by step while it stays `clear` from every side of every
+    polygon but its own and the one it touches by construction."""
+    from grip.geometry import _point_segment_each, tick_marks
+    hs, out = np.arange(0.0, length / 2 + 1e-9, step), []
+    for i in ticked:
+        for a, b, f in tick_marks(polys[i], divisions[i], length):
+            skip = i + 1 if abs(f - float(contacts[i])) < 1e-9 else -1
+            sides = np.array([(*p[j], *p[(j + 1) % len(p)]) for k, p in enumerate(polys) if k not in (i, skip)
+                              for j in range(len(p))], float).reshape(-1, 4)
+            base = np.array([(a[0] + b[0]) / 2, (a[1] + b[1]) / 2])
+            normal = np.array([(b[0] - a[0]) / length, (b[1] - a[1]) / length])
+            halves = []
+            for sign in (1.0, -1.0):
+                pts = base + sign * hs[:, None] * normal
+                d = _point_segment_each(pts[:, None, :], sides[None, :, :2], sides[None, :, 2:]).min(axis=1,
+                                                                                                     initial=np.inf)
+                bad = np.flatnonzero(d < clear)
+                halves.append(hs[-1] if not len(bad) else hs[bad[0] - 1] if bad[0] else -1.0)
+            hi, lo = (0.0, 0.0) if min(halves) < 0 else halves
+            out.append((tuple((base - lo * normal).tolist()), tuple((base + hi * normal).tolist()), i))
+    return out
+
+
+def test_fitted_ticks_match_a_plain_fit():
+    from grip.geometry import fitted_ticks
+    shortened = 0
+    for polys, divisions, ticked, ts in _crowded_figures(40):
+        want = _plain_fitted_ticks(polys, divisions, ticked, ts, 10.0, 3.0)
+        got = fitted_ticks(polys, divisions, ticked, ts, 10.0, 3.0)
+        assert got == want
+        shortened += sum(math.dist(a, b) < 10.0 - 1e-9 for a, b, _ in got)
+    assert shortened > 20
+
+
+def test_tick_stats_and_outline_clearance_match_all_pairs():
+    from grip.geometry import fitted_ticks, outline_clearance, outline_gap, segment_distances, tick_stats
+    for polys, divisions, ticked, ts in _crowded_figures(40, seed=1):
+        ticks = fitted_ticks(polys, divisions, ticked, ts, 10.0, 3.0)
+        if ticks:
+            a0, a1 = np.array([t[0] for t in ticks]), np.array([t[1] for t in ticks])
+            owner = np.array([t[2] for t in ticks])
+            d = segment_distances(a0, a1, a0, a1)[owner[:, None] != owner[None, :]]
+            want = (float(np.hypot(*(a1 - a0).T).min()), float(d.min()) if len(d) else math.inf)
+        else:
+            want = (math.inf, math.inf)
+        assert tick_stats(ticks) == want
+        gaps = [outline_gap(polys[i], polys[j]) for i in range(len(polys)) for j in range(i + 2, len(polys))]
+        assert outline_clearance(polys) == min(gaps, default=math.inf)
+
+
+def test_integer_area_shares_are_the_fractions():
+    rng = np.random.default_rng(2)
+    for _ in range(200):
+        divisions = tuple(int(n) for n in rng.integers(2, 7, int(rng.integers(2, 7))))
+        ticks = tuple(int(rng.integers(1, n)) for n in divisions)
+        shares = ns.area_shares([Fraction(k, n) for k, n in zip(ticks, divisions)], None)
+        assert ns._share_floats(divisions, ticks).tolist() == [float(x) for x in shares]
+        shaded = tuple(int(x) for x in rng.integers(0, 2, len(divisions) + 1))
+        s = hand(divisions, ticks, shaded)
+        assert ns.shaded_fraction(s) == sum((a * w for a, w in zip(shaded, shares)), Fraction(0))

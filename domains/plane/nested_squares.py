@@ -34,7 +34,6 @@ from itertools import combinations
 
 import numpy as np
 import shapely
-from shapely.geometry import Polygon
 
 from grip.answers import Choice, Count, Number, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
@@ -43,7 +42,7 @@ from grip.geometry import (corner_triangles, fitted_ticks, nest, outline_clearan
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas
 from grip.renderers.style import BLACK, GREY_DARK, LABEL, TEXT, Style, hex_rgb
-from grip.renderers.text import draw_text_px, text_box_px
+from grip.renderers.text import draw_text_px, text_size
 
 SIDES_CM = (8, 10, 12, 15, 20)
 N_BY_LEVEL = {1: (4, 5, 6), 2: (4, 5, 6, 7), 3: (5, 6, 7)}   # no N = 3: see the module docstring
@@ -92,7 +91,7 @@ def area_shares(ts, shaded) -> list[Fraction]:
     return list(_area_shares(tuple(ts)))
 
 
-@lru_cache(maxsize=256)   # the sampler asks it for every candidate t' of every try, the answers and margins again
+@lru_cache(maxsize=256)   # the minimal pair asks it again for the same fractions
 def _area_shares(ts: tuple) -> tuple[Fraction, ...]:
     sizes = [Fraction(1)]
     for t in ts:
@@ -105,39 +104,71 @@ def _ratio_sq(t) -> Fraction:
     return regular_ratio_sq(4, t)
 
 
+@lru_cache(maxsize=256)   # the sampler asks it for every candidate t' of every try, the answers and margins again
+def _share_counts(divisions: tuple[int, ...], ticks: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
+    """`area_shares` in integers: each region's share of S1's area times D = prod n_i^2, and D. S_i's area times D
+    is an integer, S_{i+1}'s that times k_i^2 + (n_i - k_i)^2 over n_i^2 (a_i for t_i = k_i/n_i)."""
+    den = 1
+    for n in divisions:
+        den *= n * n
+    size, counts = den, []
+    for k, n in zip(ticks, divisions):
+        inner = size // (n * n) * (k * k + (n - k) * (n - k))
+        counts.append(size - inner)
+        size = inner
+    return tuple(counts) + (size,), den
+
+
+def _share_floats(divisions: tuple[int, ...], ticks: tuple[int, ...]) -> np.ndarray:
+    """The floats of `area_shares` (integer true division rounds the exact share, as float(Fraction) does)."""
+    counts, den = _share_counts(divisions, ticks)
+    return np.array([x / den for x in counts])
+
+
 @lru_cache(maxsize=64)
 def shaded_fraction(scene: Scene) -> Fraction:
-    return sum((s * w for s, w in zip(scene.shaded, area_shares(fractions_t(scene), scene.shaded))), Fraction(0))
+    counts, den = _share_counts(scene.divisions, scene.ticks)
+    return Fraction(sum(s * x for s, x in zip(scene.shaded, counts)), den)
 
 
 def contact_fraction(scene: Scene) -> Fraction:
     """f: distance of S2's corner on the top side from S1's top-left corner, as a fraction of the side."""
-    return 1 - fractions_t(scene)[0]
+    return 1 - Fraction(scene.ticks[0], scene.divisions[0])
+
+
+def _shape(scene: Scene) -> tuple:
+    """What the squares and their ticks depend on. The caches below are keyed by it, so that the sampler's trial
+    scene, the scene it returns (shading and t' chosen) and that scene's twins share one computation."""
+    return scene.level, scene.side_px, scene.divisions, scene.ticks
 
 
 def layout(scene: Scene) -> list[tuple[tuple[float, float], ...]]:
     """The N squares in px (y down), each V1..V4 counter-clockwise from its first vertex."""
-    return list(_layout(scene))
+    return list(_layout(_shape(scene)))
 
 
 @lru_cache(maxsize=64)   # every legibility rule, margin and the renderer start from it
-def _layout(scene: Scene) -> tuple[tuple[tuple[float, float], ...], ...]:
-    h, (cx, cy) = scene.side_px / 2, CENTER
+def _layout(shape: tuple) -> tuple[tuple[tuple[float, float], ...], ...]:
+    _, side_px, divisions, ticks = shape
+    h, (cx, cy) = side_px / 2, CENTER
     outer = ((cx - h, cy - h), (cx - h, cy + h), (cx + h, cy + h), (cx + h, cy - h))
-    return tuple(nest(outer, [float(t) for t in fractions_t(scene)]))
+    return tuple(nest(outer, [k / n for k, n in zip(ticks, divisions)]))   # k / n == float(Fraction(k, n))
 
 
 def sides_px(scene: Scene) -> list[float]:
-    return list(_sides_px(scene))
+    return list(_sides_px(_shape(scene)))
 
 
 @lru_cache(maxsize=64)
-def _sides_px(scene: Scene) -> tuple[float, ...]:
-    return tuple(float(np.hypot(sq[1][0] - sq[0][0], sq[1][1] - sq[0][1])) for sq in _layout(scene))
+def _sides_px(shape: tuple) -> tuple[float, ...]:
+    return tuple(float(np.hypot(sq[1][0] - sq[0][0], sq[1][1] - sq[0][1])) for sq in _layout(shape))
 
 
 def min_inradius_px(scene: Scene) -> float:
-    sq = _layout(scene)
+    return _min_inradius_px(_layout(_shape(scene)))
+
+
+def _min_inradius_px(sq) -> float:
     return min(triangle_inradius(*tri) for i in range(len(sq) - 1) for tri in corner_triangles(sq[i], sq[i + 1]))
 
 
@@ -145,29 +176,43 @@ def min_tick_gap_px(scene: Scene) -> float:
     return min(s / n for s, n in zip(sides_px(scene), scene.divisions))
 
 
-@lru_cache(maxsize=64)   # asked by the sampler's legibility test and the margins
 def outline_clearance_px(scene: Scene) -> float:
     """How far apart the outlines stay where they do not touch by construction: the smallest corner-triangle
     inradius between consecutive squares and the smallest gap between non-consecutive ones (px)."""
-    return min(min_inradius_px(scene), outline_clearance(_layout(scene)))
+    return _outline_clearance_px(_shape(scene))
 
 
-@lru_cache(maxsize=64)   # asked by the sampler's legibility test, the margins and the renderer alike
+@lru_cache(maxsize=64)   # asked by the sampler's legibility test and the margins
+def _outline_clearance_px(shape: tuple) -> float:
+    sq = _layout(shape)
+    return min(_min_inradius_px(sq), outline_clearance(sq))
+
+
 def drawn_ticks(scene: Scene) -> tuple:
     """The tick marks as drawn (levels 1-2; none at level 3): `TICK_PX` long, each half shortened where it would
     come within `TICK_CLEAR_PX` of another square's outline ((end, end, square index) in px)."""
-    if scene.level == 3:
+    return _drawn_ticks(_shape(scene))
+
+
+@lru_cache(maxsize=64)   # asked by the sampler's legibility test, the margins and the renderer alike
+def _drawn_ticks(shape: tuple) -> tuple:
+    level, _, divisions, ticks = shape
+    if level == 3:
         return ()
-    return tuple(fitted_ticks(_layout(scene), scene.divisions, range(len(scene.divisions)), fractions_t(scene),
-                              TICK_PX, TICK_CLEAR_PX))
+    return tuple(fitted_ticks(_layout(shape), divisions, range(len(divisions)),
+                              [k / n for k, n in zip(ticks, divisions)], TICK_PX, TICK_CLEAR_PX))
 
 
-@lru_cache(maxsize=64)
 def tick_legibility_px(scene: Scene) -> float:
     """The tick rule as one margin against `TICK_CLEAR_PX`: the smallest distance between ticks of different
     squares, and the shortest tick's excess over `TICK_MIN_PX` added to the clearance (a tick shorter than
     `TICK_MIN_PX` fails). inf at level 3 (no ticks)."""
-    shortest, apart = tick_stats(drawn_ticks(scene))
+    return _tick_legibility_px(_shape(scene))
+
+
+@lru_cache(maxsize=64)
+def _tick_legibility_px(shape: tuple) -> float:
+    shortest, apart = tick_stats(_drawn_ticks(shape))
     return min(apart, TICK_CLEAR_PX + shortest - TICK_MIN_PX)
 
 
@@ -234,30 +279,31 @@ def build(rng: np.random.Generator, level: int, n_sq: int, q2: str, q4: str, q5:
             k = int(rng.integers(1, n))
         divs.append(n)
         ticks.append(k)
-    s = Scene(level, int(rng.choice(SIDES_CM)), float(rng.uniform(560, 640)), tuple(divs), tuple(ticks),
-              (1,) + (0,) * (n_sq - 1), (1, 6))
-    if not legible(s):
-        return None
-    ts = fractions_t(s)
-    f_now = SIGMAS[n_sq] @ np.array([float(x) for x in area_shares(ts, s.shaded)])
+    divs, ticks = tuple(divs), tuple(ticks)
+    s = Scene(level, int(rng.choice(SIDES_CM)), float(rng.uniform(560, 640)), divs, ticks, (1,) + (0,) * (n_sq - 1),
+              (1, 6))
+    # The area targets first: they need no geometry, and the try fails alike whichever test rejects it.
+    f_now = SIGMAS[n_sq] @ _share_floats(divs, ticks)
     ok_now = f_now > 0.5 + gap if q4 == SHADED else f_now < 0.5 - gap
     choices = []
     for tp in EDIT_TS:
-        if tp in (ts[0], 1 - ts[0]):
+        if tp.numerator * n1 in (k1 * tp.denominator, (n1 - k1) * tp.denominator):   # t' is t_1 or 1 - t_1
             continue
-        f_edit = SIGMAS[n_sq] @ np.array([float(x) for x in area_shares([tp] + ts[1:], s.shaded)])
+        f_edit = SIGMAS[n_sq] @ _share_floats((tp.denominator,) + divs[1:], (tp.numerator,) + ticks[1:])
         ok = ok_now & ((f_edit > 0.5 + gap) if q5 == SHADED else (f_edit < 0.5 - gap))
         choices += [(tp, int(r)) for r in np.flatnonzero(ok)]
-    if not choices:
+    if not choices or not legible(s):
         return None
     tp, row = choices[int(rng.integers(len(choices)))]
     return replace(s, shaded=tuple(int(x) for x in SIGMAS[n_sq][row]), edit_t=(tp.numerator, tp.denominator))
 
 
 def legible(scene: Scene) -> bool:
-    ok = sides_px(scene)[-1] >= INNER_MIN_PX and outline_clearance_px(scene) >= OUTLINE_CLEAR_PX
-    return ok and (scene.level == 3 or (min_tick_gap_px(scene) >= TICK_GAP_PX
-                                        and tick_legibility_px(scene) >= TICK_CLEAR_PX))
+    # The cheap tests first: the tick rule is the costly one.
+    if sides_px(scene)[-1] < INNER_MIN_PX or (scene.level < 3 and min_tick_gap_px(scene) < TICK_GAP_PX):
+        return False
+    return outline_clearance_px(scene) >= OUTLINE_CLEAR_PX and (scene.level == 3 or
+                                                                 tick_legibility_px(scene) >= TICK_CLEAR_PX)
 
 
 # --- answers ----------------------------------------------------------------------------------------------------
@@ -272,7 +318,7 @@ def contact_side(scene: Scene) -> Choice:
 
 
 def s2_side_cm(scene: Scene) -> Number:
-    v = scene.side_cm * float(regular_ratio_sq(4, fractions_t(scene)[0])) ** 0.5
+    v = scene.side_cm * float(_ratio_sq(Fraction(scene.ticks[0], scene.divisions[0]))) ** 0.5
     return Number(round(v, 2), SIDE_TOL[scene.level], "cm", decimals=2, tol_kind="rel", low=0.0)
 
 
@@ -281,7 +327,8 @@ def larger_part(scene: Scene) -> Choice:
 
 
 def innermost_share(scene: Scene) -> Record:
-    v = float(area_shares(fractions_t(scene), scene.shaded)[-1])
+    counts, den = _share_counts(scene.divisions, scene.ticks)
+    v = counts[-1] / den                   # the float of the exact share (integer true division rounds it)
     return Record((("fraction", Number(round(v, 4), 0.03, "fraction of S1's area", decimals=4, tol_kind="rel",
                                        low=0.0, high=1.0)),))
 
@@ -386,9 +433,11 @@ def _hatch(canvas: Canvas, region, spacing_px: float = 13.0) -> None:
     if region.is_empty:
         return
     ctx = canvas.ctx
+    rings = shapely.get_rings(shapely.get_parts(region))     # part by part, its exterior then its holes
+    xy = shapely.get_coordinates(rings).tolist()
+    ends = np.cumsum(shapely.get_num_coordinates(rings)).tolist()
     with canvas.layer():
-        for poly in getattr(region, "geoms", [region]):
-            _path(canvas, [shapely.get_coordinates(r).tolist() for r in (poly.exterior, *poly.interiors)])
+        _path(canvas, [xy[i:j] for i, j in zip([0] + ends[:-1], ends)])
         ctx.set_fill_rule(1)  # even-odd: holes stay clear
         ctx.clip()
         x0, y0, x1, y1 = region.bounds
@@ -405,17 +454,21 @@ def _hatch(canvas: Canvas, region, spacing_px: float = 13.0) -> None:
 def draw(scene: Scene, canvas: Canvas) -> None:
     sq = layout(scene)
     n = len(sq)
-    for i, sigma in enumerate(scene.shaded):
-        if not sigma:
-            continue
-        rings = [sq[i]] + ([sq[i + 1]] if i + 1 < n else [])
+    shaded = [i for i, sigma in enumerate(scene.shaded) if sigma]
+    # Every shaded region (ring S_i minus S_{i+1}, or the centre square) inset from its outlines, in one vectorised
+    # call each: the polygons of Polygon(sq[i]), their differences and buffers, as shapely's methods make them.
+    squares = shapely.polygons(np.array(sq))
+    rings = [i for i in shaded if i + 1 < n]
+    regions = dict(zip(rings, shapely.difference(squares[rings], squares[[i + 1 for i in rings]])))
+    regions.update((i, squares[i]) for i in shaded if i + 1 == n)
+    insets = shapely.buffer([regions[i] for i in shaded], -9.0, quad_segs=16, join_style=2)
+    for i, inset in zip(shaded, insets):
         with canvas.layer():
-            _path(canvas, rings)
+            _path(canvas, [sq[i]] + ([sq[i + 1]] if i + 1 < n else []))
             canvas.ctx.set_fill_rule(1)
             canvas.ctx.set_source_rgb(*SHADE)
             canvas.ctx.fill()
-        region = Polygon(sq[i]) if i + 1 == n else Polygon(sq[i]).difference(Polygon(sq[i + 1]))
-        _hatch(canvas, region.buffer(-9.0, join_style=2))
+        _hatch(canvas, inset)
     outline = Style(stroke=BLACK, width_px=3.0)
     for poly in sq:
         shapes.polygon(canvas, poly, outline, owner="squares")
@@ -424,15 +477,22 @@ def draw(scene: Scene, canvas: Canvas) -> None:
         shapes.segments(canvas, ticks, Style(stroke=BLACK, width_px=2.0), register=False)
     (x0, y0), _, (x1, y1), _ = sq[0]
     top = sq[1][3]                                   # S2's corner on S1's top side (P_4)
-    boxes = [text_box_px(canvas, "S1", (x0 - 20, y0 - 20), LABEL),
-             text_box_px(canvas, "S2", (top[0] + 26, y0 - 34), LABEL),
-             text_box_px(canvas, f"{scene.side_cm} cm", ((x0 + x1) / 2, y1 + 18), TEXT)]
-    if not all(canvas.inside_safe(np.array(b.exterior.coords)) for b in boxes) or boxes[0].intersects(boxes[1]):
+    labels = (("S1", (x0 - 20, y0 - 20), LABEL), ("S2", (top[0] + 26, y0 - 34), LABEL),
+              (f"{scene.side_cm} cm", ((x0 + x1) / 2, y1 + 18), TEXT))
+    boxes = [_label_box(canvas, *label) for label in labels]
+    (a0, b0, a1, b1), (c0, d0, c1, d1) = boxes[:2]
+    if not all(canvas.box_inside_safe(*b) for b in boxes) or (a0 <= c1 and c0 <= a1 and b0 <= d1 and d0 <= b1):
         raise Reject("text_clipped")
     shapes.line(canvas, (top[0] + 3, y0 - 4), (top[0] + 17, y0 - 24), Style(stroke=GREY_DARK, width_px=1.5))
-    draw_text_px(canvas, "S1", (x0 - 20, y0 - 20), LABEL)
-    draw_text_px(canvas, "S2", (top[0] + 26, y0 - 34), LABEL)
-    draw_text_px(canvas, f"{scene.side_cm} cm", ((x0 + x1) / 2, y1 + 18), TEXT)
+    for label in labels:
+        draw_text_px(canvas, *label)
+
+
+def _label_box(canvas: Canvas, text: str, center_px, style: Style) -> tuple[float, float, float, float]:
+    """The corners (x0, y0, x1, y1) of `text_box_px`, without the polygon: the label tests are box against box
+    (the safe area, and S1's label against S2's, touching counted as overlap)."""
+    (u, v), (w, h) = center_px, text_size(canvas, text, style)
+    return u - w / 2, v - h / 2, u + w / 2, v + h / 2
 
 
 DOMAIN = Domain(
