@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
                     c2 = _cpu()
                     build(d.domain, 2, Path(tmp) / "pool", seed=d.seed + 3, level=d.level, workers=2, grain_subset=0)
                     pool = max(0.0, (_cpu() - c2) - 2 / cpu)
-                    cpu2 = args.n / max((c2 - c0) - pool, args.n / cpu)
+                    cpu2 = args.n / max((c2 - c0) - pool, 1e-9)
             built = read_rows(first)
             flo = floor_rate(d.domain, built, clock=time.process_time)
             m = min(d.n, MAX_ROWS)
