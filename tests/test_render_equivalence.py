@@ -425,3 +425,18 @@ def test_fit_and_pinhole_projection_match_the_numpy_formulation():
         assert got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want)
     with pytest.raises(ValueError):
         pj.PinholeCamera(1.6, 600.0, 384.0, 300.0).project([(1.0, 5.0, 0.0), (1.0, 0.0, 0.0)])
+
+
+def test_grain_copies_match_the_plain_formula():
+    """grain_copies converts the image to float32 once and rounds and clips in place: the same values as the
+    formula written out, per sigma, on a rendering with white, black, mid-grey and anti-aliased pixels."""
+    from grip.grain import SIGMAS, grain_copies, grain_field
+    c = Canvas(size_px=96)
+    shapes.circle(c, (40.0, 50.0), 30.0, PX.with_(fill=(0.5, 0.5, 0.5), stroke=(0.0, 0.0, 0.0)))
+    rgb = c.array()
+    field = grain_field(rgb.shape[:2], "x_000000.png")
+    copies = grain_copies(rgb, "x_000000.png")
+    assert sorted(copies) == list(SIGMAS)
+    for s in SIGMAS:
+        want = np.clip(np.rint(rgb.astype(np.float32) + (np.float32(s) * field)[:, :, None]), 0, 255).astype(np.uint8)
+        assert copies[s].dtype == np.uint8 and np.array_equal(copies[s], want)
