@@ -131,3 +131,37 @@ def test_grip_build_ends_with_the_audit_line(tmp_path, monkeypatch):
     from grip.audit import build_summary
     assert build_summary(tmp_path / "fake_leaky").startswith("audit: ") and "above the thresholds over 60" in \
         build_summary(tmp_path / "fake_leaky")
+
+
+def _plain_blind_hits(qs, keys):
+    """The blind score's hits written out: each item's key against its template's other items (a copy of the
+    template's counts less the item; the overall counts for a template of one item)."""
+    from collections import Counter
+    groups, overall, hits = {}, Counter(keys), 0
+    for q, k in zip(qs, keys):
+        groups.setdefault(q["text"], Counter())[k] += 1
+    for q, k in zip(qs, keys):
+        g = groups[q["text"]].copy()
+        g[k] -= 1
+        pool = g if sum(g.values()) else overall
+        best = max(pool.values())
+        hits += pool[k] == best and best > 0
+    return hits
+
+
+def test_blind_score_equals_the_plain_count():
+    import random
+    rng = random.Random(7)
+    for _ in range(300):
+        n, ntext, nkey = rng.randint(2, 40), rng.randint(2, 9), rng.randint(1, 4)
+        qs = [{"text": f"t{rng.randrange(ntext)}"} for _ in range(n)]
+        vals = [rng.randrange(nkey) if rng.random() < 0.4 else int(q["text"][1:]) % nkey for q in qs]
+        res = audit.AuditResult("d", n)
+        audit._blind(res, "q", qs, vals)
+        keys = [json.dumps(v, sort_keys=True) for v in vals]
+        blind = _plain_blind_hits(qs, keys) / n
+        const = max(keys.count(k) for k in keys) / n
+        if len({q["text"] for q in qs}) >= 2 and blind - const > 0.05:
+            assert res.findings and f"scores {blind:.2f} " in res.findings[0].message
+        else:
+            assert not res.findings
