@@ -219,10 +219,6 @@ def flip(grid: Sequence[str]) -> tuple[str, ...]:
     return tuple(row[::-1] for row in grid)
 
 
-def _array(grid: Sequence[str]) -> np.ndarray:
-    return np.array([[ch == FILLED for ch in row] for row in grid], dtype=np.int32)
-
-
 @functools.lru_cache(maxsize=4096)
 def grid_distance(a: tuple[str, ...], b: tuple[str, ...]) -> int:
     """Cells filled in exactly one of two grids at the relative shift that minimises that number."""
