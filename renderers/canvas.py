@@ -200,11 +200,14 @@ class Canvas:
 
     # --- export ----------------------------------------------------------------------------------------------
     def array(self) -> np.ndarray:
-        """H x W x 3 uint8 RGB copy of the surface."""
+        """H x W x 3 uint8 RGB copy of the surface: a view into PNG scanlines (see `png_rows`), so that
+        `encode_png` compresses it with no further copy."""
         self.surface.flush()
         h, w = self.surface.get_height(), self.surface.get_width()
         bgrx = np.frombuffer(self.surface.get_data(), dtype=np.uint8).reshape(h, self.surface.get_stride() // 4, 4)
-        rgb = np.empty((h, w, 3), dtype=np.uint8)
+        rows = np.empty((h, 1 + 3 * w), dtype=np.uint8)
+        rows[:, 0] = 0
+        rgb = rows[:, 1:].reshape(h, w, 3)
         for c in range(3):   # BGRX (little-endian) -> RGB, one channel at a time: 3x faster than a reversed view
             rgb[:, :, c] = bgrx[:, :w, 2 - c]
         return rgb
@@ -236,12 +239,26 @@ def encode_png(rgb: np.ndarray, level: int = PNG_LEVEL) -> bytes:
     if rgb.ndim != 3 or rgb.shape[2] != 3 or rgb.dtype != np.uint8:
         raise ValueError("encode_png expects an H x W x 3 uint8 array")
     h, w, _ = rgb.shape
+    ihdr = w.to_bytes(4, "big") + h.to_bytes(4, "big") + bytes([8, 2, 0, 0, 0])  # 8-bit RGB, no interlace
+    return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", ihdr) + _chunk(b"IDAT", _zng.compress(png_rows(rgb).data, level))
+            + _chunk(b"IEND", b""))
+
+
+def png_rows(rgb: np.ndarray) -> np.ndarray:
+    """The PNG scanlines of an H x W x 3 uint8 image: each row's filter byte (type 0, None), then its RGB bytes, as
+    one H x (1 + 3W) array. Where `rgb` is a view into such an array with zero filter bytes (as `Canvas.array`
+    makes it), that array itself; otherwise a copy."""
+    h, w, _ = rgb.shape
+    rows = rgb.base
+    if (isinstance(rows, np.ndarray) and rows.shape == (h, 1 + 3 * w) and rows.dtype == np.uint8
+            and rows.flags.c_contiguous and rgb.strides == (1 + 3 * w, 3, 1)
+            and rgb.__array_interface__["data"][0] == rows.__array_interface__["data"][0] + 1
+            and not rows[:, 0].any()):
+        return rows
     rows = np.empty((h, 1 + 3 * w), dtype=np.uint8)
     rows[:, 0] = 0                                   # first byte of each row: filter type 0
     rows[:, 1:] = rgb.reshape(h, 3 * w)
-    ihdr = w.to_bytes(4, "big") + h.to_bytes(4, "big") + bytes([8, 2, 0, 0, 0])  # 8-bit RGB, no interlace
-    return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", ihdr) + _chunk(b"IDAT", _zng.compress(rows.data, level))
-            + _chunk(b"IEND", b""))
+    return rows
 
 
 def png_chunk_types(data: bytes) -> list[str]:

@@ -16,7 +16,7 @@ from grip.domain import Reject
 from grip.domains.physical import gear_trains as gt
 from grip.domains.solid import _voxels as vx
 from grip.renderers import shapes
-from grip.renderers.canvas import Canvas, LazyGeometry, decode_png, encode_png
+from grip.renderers.canvas import Canvas, LazyGeometry, decode_png, encode_png, png_rows
 from grip.renderers.style import LABEL, Style
 from grip.renderers.text import draw_text_px, text_box_px
 
@@ -67,11 +67,21 @@ def test_rgb_copy_and_png_match_the_plain_formulation():
     raw = np.frombuffer(c.surface.get_data(), np.uint8).reshape(64, c.surface.get_stride() // 4, 4)[:, :64]
     want = raw[:, :, 2::-1].copy()
     rgb = c.array()
-    assert rgb.dtype == np.uint8 and rgb.flags.c_contiguous and np.array_equal(rgb, want)
+    assert rgb.dtype == np.uint8 and rgb.shape == (64, 64, 3) and np.array_equal(rgb, want)
     rows = np.zeros((64, 1 + 3 * 64), np.uint8)
     rows[:, 1:] = want.reshape(64, -1)
     png = encode_png(rgb)
     assert zlib.decompress(png[png.index(b"IDAT") + 4:-16]) == rows.tobytes() and np.array_equal(decode_png(png), want)
+    # The canvas's array is a view into its scanlines, compressed as they are; any other array is copied into new
+    # ones, with the same bytes out.
+    assert png_rows(rgb) is rgb.base and encode_png(want) == png and encode_png(rgb.copy()) == png
+    other = np.zeros((64, 1 + 3 * 64), np.uint8)
+    other[:, 1:] = want.reshape(64, -1)
+    other[5, 0] = 1                                  # not a filter byte of type 0: must not be passed on
+    view = other[:, 1:].reshape(64, 64, 3)
+    assert png_rows(view) is not other and encode_png(view) == png
+    shifted = rows[:, :-1].reshape(64, 64, 3)        # the scanlines' shape and strides, one byte early
+    assert png_rows(shifted) is not rows and encode_png(shifted) == encode_png(shifted.copy())
 
 
 def _walk_fractions(scene):
