@@ -153,7 +153,30 @@ def _categorical(values: list) -> list:
     nums = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
     if nums and len(set(values)) > TOP_CATEGORIES:
         return _bins(values)
-    return _top([json.dumps(v, sort_keys=True) if not isinstance(v, str) else v for v in values])
+    return _top([_JSON.encode(v) if not isinstance(v, str) else v for v in values])
+
+
+# json.dumps(v, sort_keys=True) makes an encoder per call; one made once writes the same text.
+_JSON = json.JSONEncoder(sort_keys=True)
+
+
+def _keys(values: list) -> list[str]:
+    """Each value as its JSON text (sort_keys), the text of a repeated string or integer looked up, not rewritten
+    (keyed by type as well: 1, 1.0 and True are equal as keys but not as JSON; floats are always written, -0.0 being
+    equal to 0.0)."""
+    memo: dict = {}
+    out = []
+    for v in values:
+        t = type(v)
+        if t is str or t is int or t is bool:
+            k = (t, v)
+            text = memo.get(k)
+            if text is None:
+                text = memo[k] = _JSON.encode(v)
+        else:
+            text = _JSON.encode(v)
+        out.append(text)
+    return out
 
 
 # --- reading a store ----------------------------------------------------------------------------------------------
@@ -162,19 +185,24 @@ def _answer_value(a: dict):
     """A typed answer JSON as one comparable value (numbers as numbers, so they can be binned)."""
     if a["type"] in ("number", "count", "choice"):
         return a["value"]
-    return json.dumps(a.get("value", a.get("fields")), sort_keys=True)
+    return _JSON.encode(a.get("value", a.get("fields")))
 
 
-def _leaves(obj, path: str = "", depth: int = 0):
+def _leaves(obj, path: str = "", depth: int = 0, out: dict | None = None) -> dict:
+    """The scalar leaves of scene JSON `obj` by path (`a.b[2].c`), in the JSON's order: list elements up to
+    MAX_LIST_INDEX, in lists nested at most three deep."""
+    if out is None:
+        out = {}
     if isinstance(obj, dict):
         for k, v in obj.items():
-            yield from _leaves(v, f"{path}.{k}" if path else k, depth)
+            _leaves(v, f"{path}.{k}" if path else k, depth, out)
     elif isinstance(obj, list):
         if depth < 3:
             for i, v in enumerate(obj[:MAX_LIST_INDEX]):
-                yield from _leaves(v, f"{path}[{i}]", depth + 1)
+                _leaves(v, f"{path}[{i}]", depth + 1, out)
     elif obj is not None:
-        yield path, obj
+        out[path] = obj
+    return out
 
 
 def _set_path(obj, path: str, value):
@@ -239,7 +267,7 @@ def _nuisance_features(dom, rows: list[dict], leaves: list[dict], questions: lis
     for path, c in paths.items():
         if c < n or not is_nuisance_name(path):   # a leaf some rows lack stands for a list's length
             continue
-        vals = [json.dumps(lv.get(path)) for lv in leaves]
+        vals = _keys([lv[path] for lv in leaves])   # every row has the path; a scalar's JSON has no keys to sort
         if len(set(vals)) < 2:
             continue
         changed, tried = set(), 0
@@ -285,13 +313,15 @@ def audit_rows(domain: str, rows: list[dict], dom=None) -> AuditResult:
             res.findings.append(Finding("note", qid, "size", f"asked on {len(qs)} of {n} items"))
             continue
         vals = [_answer_value(q["answer"]) for q in qs]
-        answers[pos] = _categorical(vals)
-        _balance(res, qid, qs, vals, n, slack, caps, keys)
-        _blind(res, qid, qs, vals)
-    levels = [r["level"] for r in rows]
+        answers[pos] = _codes(_categorical(vals))   # coded once: every V below reads them (the same codes again)
+        texts = _keys(vals)
+        _balance(res, qid, qs, texts, n, slack, caps, keys)
+        _blind(res, qid, qs, texts)
+    import numpy as np
+    levels = np.asarray([r["level"] for r in rows])
     _text_leaks(res, by_pos, answers, n, levels)
     if dom is not None:
-        leaves = [dict(_leaves(r["scene"])) for r in rows]
+        leaves = [_leaves(r["scene"]) for r in rows]
         feats = _nuisance_features(dom, rows, leaves, qids)
         for path, irrelevant in feats.items():
             x = _categorical([lv.get(path) for lv in leaves])
@@ -305,9 +335,10 @@ def audit_rows(domain: str, rows: list[dict], dom=None) -> AuditResult:
     return res
 
 
-def _balance(res, qid, qs, vals, n, slack, caps, keys) -> None:
+def _balance(res, qid, qs, texts, n, slack, caps, keys) -> None:
+    """`texts`: each item's answer as JSON (`_keys`)."""
     a0 = qs[0]["answer"]
-    counts = Counter(json.dumps(v, sort_keys=True) for v in vals)
+    counts = Counter(texts)
     top, hits = counts.most_common(1)[0]
     share = hits / n
     if a0["type"] == "choice":
@@ -338,10 +369,10 @@ def _balance(res, qid, qs, vals, n, slack, caps, keys) -> None:
                                                                          f"the commonest at {top_share:.2f})"))
 
 
-def _blind(res, qid, qs, vals) -> None:
+def _blind(res, qid, qs, keys) -> None:
     """Best constant per template (a question's exact text), each item predicted from the other items of its
-    template (the overall mode for a text no other item has), against the best constant overall."""
-    keys = [json.dumps(v, sort_keys=True) for v in vals]
+    template (the overall mode for a text no other item has), against the best constant overall. `keys`: each
+    item's answer as JSON (`_keys`)."""
     n = len(keys)
     const = Counter(keys).most_common(1)[0][1] / n
     groups: dict[str, Counter] = {}
@@ -394,11 +425,11 @@ def _text_leaks(res, by_pos, answers, n, levels) -> None:
         patterns: dict[tuple, list] = {}       # the items a token occurs in, in order -> its tokens (one feature)
         for t in sorted(varying, key=lambda t: (-support[t], t)):   # a fixed order, whatever the hash
             patterns.setdefault(tuple(sorted(where[t])), []).append(t)
+        import numpy as np
         features = []
         for ix, ws in list(patterns.items())[:60]:
-            x = [False] * n
-            for i in ix:
-                x[i] = True
+            x = np.zeros(n, dtype=bool)
+            x[list(ix)] = True
             features.append((x, ws))
         for other, ans in answers.items():
             if other == pos:

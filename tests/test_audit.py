@@ -165,3 +165,25 @@ def test_blind_score_equals_the_plain_count():
             assert res.findings and f"scores {blind:.2f} " in res.findings[0].message
         else:
             assert not res.findings
+
+
+def test_answer_texts_and_scene_leaves_match_their_plain_formulations():
+    values = [1, 1.0, True, False, 0, 0.0, -0.0, float("nan"), "a", "a", "é\n", 1, True, 2.5, -0.0, "[1, 2]"]
+    assert audit._keys(values) == [json.dumps(v, sort_keys=True) for v in values]
+    assert audit._JSON.encode({"b": [1, {"d": 2, "c": 3}], "a": None}) == json.dumps(
+        {"b": [1, {"d": 2, "c": 3}], "a": None}, sort_keys=True)
+
+    def plain(obj, path="", depth=0):
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                yield from plain(v, f"{path}.{k}" if path else k, depth)
+        elif isinstance(obj, list):
+            if depth < 3:
+                for i, v in enumerate(obj[:audit.MAX_LIST_INDEX]):
+                    yield from plain(v, f"{path}[{i}]", depth + 1)
+        elif obj is not None:
+            yield path, obj
+    scene = {"a": 1, "b": {"c": [1, [2, [3, [4, 5]]], None, {"d": "x"}], "e": None},
+             "f": list(range(9)), "g": [[[[[1]]]]], "h": True}
+    assert list(audit._leaves(scene).items()) == list(plain(scene))
+    assert audit._leaves(7) == {"": 7} and audit._leaves(None) == {}
