@@ -484,6 +484,50 @@ def build_summary(domain_dir: Path) -> str:
             f"[{first.kind}]; `grip audit {domain_dir}` lists them")
 
 
+class SummariesBeside:
+    """A release build's closing audits (`build_summary` of each domain's store), each run in a process of its own
+    while the next domain builds, and given back in domain order: `submit(dir)` once a store is built (it is not
+    written again), `take()` for the line of the one submitted last (waits for it; None if there is none), `close()`
+    at the end. Where the side process cannot run, the audit runs here, as before."""
+
+    def __init__(self, beside: bool = True):
+        self._beside = beside  # False: every audit at take(), in this process
+        self._pool = None
+        self._pending = None   # (store folder, future or None)
+
+    def submit(self, domain_dir: Path) -> None:
+        future = None
+        if self._beside:
+            try:
+                if self._pool is None:
+                    from grip.executors import side_process
+                    self._pool = side_process()
+                future = self._pool.submit(build_summary, domain_dir)
+            except (OSError, RuntimeError):   # no process to be had (or a broken pool): audit at take()
+                self.close()
+        self._pending = (domain_dir, future)
+
+    def take(self) -> str | None:
+        if self._pending is None:
+            return None
+        domain_dir, future = self._pending
+        self._pending = None
+        if future is not None:
+            from concurrent.futures.process import BrokenProcessPool
+            try:
+                return future.result()
+            except BrokenProcessPool:   # the side process died (killed, out of memory): audit here instead
+                self.close()
+        return build_summary(domain_dir)
+
+    def close(self) -> None:
+        """Stop the side process (an audit still running there is dropped)."""
+        if self._pool is not None:
+            from grip.executors import stop_pool
+            stop_pool(self._pool)
+            self._pool = None
+
+
 @click.command("audit")
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--all", "show_all", is_flag=True, help="Also the notes below the thresholds.")

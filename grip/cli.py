@@ -187,8 +187,28 @@ def build(ctx, domain, n, manifest, out, seed, level, workers, grain_subset, gra
                 from grip.executors import cpu_count
                 click.echo(f"grip: building with 1 worker process (this machine has {cpu_count()} CPUs; "
                            f"--workers N for more)", err=True)
-        res = build_release(manifest, out, workers=workers, progress=progress, on_domain=_report_build,
-                            twins=twins, on_start=note, **opts)
+        from grip.audit import SummariesBeside
+        # each domain's closing audit runs while the next one builds (in this process with Ray, which a fork of
+        # the driver should not copy)
+        audits = SummariesBeside(beside=executor == "local")
+
+        def report(res):
+            _echo_audit(audits.take())
+            _report_build(res, audit=False)
+            audits.submit(res.domain_dir)
+        try:
+            try:
+                res = build_release(manifest, out, workers=workers, progress=progress, on_domain=report,
+                                    twins=twins, on_start=note, **opts)
+            except Exception:
+                try:
+                    _echo_audit(audits.take())   # the last built domain's line, then the error
+                except Exception:
+                    pass                         # the error is the build's, not the audit's
+                raise
+            _echo_audit(audits.take())
+        finally:
+            audits.close()
         click.echo(f"{res.out}: release {res.recipe.name!r}, {len(res.results)} domains, "
                    f"{sum(r.n for r in res.results)} items")
         return
@@ -208,13 +228,19 @@ def _executor_options(build_release, executor: str, address: str | None) -> dict
     return {"executor": executor, "address": address}
 
 
-def _report_build(res) -> None:
+def _report_build(res, audit: bool = True) -> None:
     rate = f"{res.built / res.seconds:.1f} items/s" if res.built and res.seconds > 0 else "nothing to do"
     rej = res.summary["attempts"]["total"] - res.summary["items"]
     click.echo(f"{res.domain_dir}: {res.n} items ({res.built} built, {res.resumed} already there) in "
                f"{res.seconds:.1f} s, {rate}; {rej} candidate scenes rejected")
-    from grip.audit import build_summary
-    click.echo(build_summary(res.domain_dir))
+    if audit:
+        from grip.audit import build_summary
+        click.echo(build_summary(res.domain_dir))
+
+
+def _echo_audit(line: str | None) -> None:
+    if line is not None:
+        click.echo(line)
 
 
 @main.command("export")

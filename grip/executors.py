@@ -191,6 +191,17 @@ class LocalExecutor(Executor):
                 _stop_pool(ex)
 
 
+def side_process():
+    """A pool of one process for work beside a build (a release build's closing audits), a child like the build's
+    workers: it ignores Ctrl-C (the parent stops it: `stop_pool`) and dies with the parent. Make it while no store
+    lock is held: a forked child would keep a copy of the lock's descriptor."""
+    return _pool_class()(max_workers=1, mp_context=_mp_context(), initializer=_worker_init,
+                         initargs=(os.getpid(), None))
+
+
+stop_pool = _stop_pool
+
+
 def pool_map(fn, items, count: int, workers: int, chunk: int, lock_fd: int | None = None):
     """`LocalExecutor(workers, lock_fd).map(...)` (for callers outside a build, such as the export's row check)."""
     return LocalExecutor(workers, lock_fd).map(fn, items, count, chunk)

@@ -10,6 +10,7 @@ import pytest
 from cli_helpers import one_line_error, run
 
 from grip import domains, hub
+from grip.audit import SummariesBeside, build_summary
 from grip.manifest import load_store
 from grip.release import load_recipe
 
@@ -223,3 +224,36 @@ def test_manifest_core_zero_is_refused(tmp_path):
     m.write_text(DRIFT.replace("core = 1", "core = 0"))
     one_line_error(run("build", "--manifest", m, "--out", tmp_path / "out"), r"m\.toml \[release\]: core must be")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_release_build_prints_each_domain_then_its_audit(tiny, tmp_path):
+    # The audits run beside the next domain's build; their lines still follow their own domain's.
+    res = run("build", "--manifest", tiny / "tiny.toml", "--out", tmp_path / "r", "--quiet", "--workers", "2")
+    assert res.exit_code == 0, res.output
+    lines, doms = res.output.splitlines(), list(tomllib.loads(TINY)["domains"])
+    assert len(lines) == 2 * len(doms) + 1 and lines[-1].startswith(f"{tmp_path / 'r'}: release ")
+    for k, d in enumerate(doms):
+        assert lines[2 * k].startswith(f"{tmp_path / 'r' / d}: ")
+        assert lines[2 * k + 1] == build_summary(tmp_path / "r" / d)
+
+
+def test_audits_beside_equal_those_made_here_and_outlive_their_process(tiny):
+    stores = [tiny / "a" / d for d in tomllib.loads(TINY)["domains"]]
+    want = [build_summary(s) for s in stores]
+    for beside in (True, False):
+        audits, got = SummariesBeside(beside), []
+        for s in stores:
+            got.append(audits.take())
+            audits.submit(s)
+        got.append(audits.take())
+        audits.close()
+        assert got == [None] + want
+    audits = SummariesBeside()
+    audits.submit(stores[0])
+    assert audits.take() == want[0]
+    for p in list(audits._pool._processes.values()):   # the side process dies: the next audit is made here
+        p.kill()
+        p.join()
+    audits.submit(stores[1])
+    assert audits.take() == want[1]
+    audits.close()
