@@ -441,3 +441,24 @@ def test_label_table_settles_what_geos_settles():
         xy = np.array([li._label_at(seg, e) for seg in j.segments for e in (0, 1)])
         b = box(*(xy - li.LABEL_HALF_PX).T, *(xy + li.LABEL_HALF_PX).T)
         assert np.array_equal(close, distance(b[:, None], b[None]) < li.LABEL_GAP_PX)
+
+
+def test_answer_shortcuts_are_the_plain_routes():
+    """Q2's margin read off the scene's pair table, Q5's count from D's own pairs, D's line clearance in plain
+    floats and the highest crossing from the cached heights: the same values as the routes they replace."""
+    g = np.random.default_rng(7)
+    for _ in range(200):
+        segs = tuple(tuple(int(v) for v in r) for r in g.integers(60, 709, (int(g.integers(5, 9)), 4)))
+        s = li.Scene(1, segs, (0,) * len(segs))
+        bc = np.asarray(s.segments[1:3], float)
+        miss, along = li._pairs(bc[:1], bc[1:])[:2]
+        table = li._pair_table(s)
+        assert table[0][1, 2] == miss[0, 0] and table[1][1, 2] == along[0, 0]
+        assert li.crossed_by_d(s).value == li.degrees(s)[3]
+        assert li.crossed_by_d(li.edit(s)).value == li.degrees(li.edit(s))[3]
+        assert li.line_d_gap_px(s) == float(li._split([s.segments[3]], li._others_of_d(s))[0][0])
+        if li.crossings(s):
+            i, j, _, _ = min(li.crossings(s), key=lambda c: li.point_at(s.segments[c[0]], c[2])[1])
+            assert li.highest_pair(s).value[0][1].value == (li.letters(s)[i], li.letters(s)[j])
+        deg = li.degrees(s)
+        assert li.most_crossed(s).value == li.letters(s)[int(np.argmax(deg))]

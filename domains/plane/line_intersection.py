@@ -156,10 +156,17 @@ def rules(scene: Scene) -> dict[str, float]:
 
 
 @lru_cache(maxsize=256)
-def _rules(scene: Scene) -> dict[str, float]:
+def _pair_table(scene: Scene) -> tuple:
+    """`_pairs` of the scene's segments against themselves: the rules and Q2's margin (entry [1, 2], as `_pairs` of
+    B against C alone gives it: every value is worked out pair by pair) read it."""
     segs = np.asarray(scene.segments, float)
-    miss, along, ang, hit, pts = _pairs(segs, segs)
-    iu = np.triu_indices(len(segs), 1)
+    return _pairs(segs, segs)
+
+
+@lru_cache(maxsize=256)
+def _rules(scene: Scene) -> dict[str, float]:
+    miss, along, ang, hit, pts = _pair_table(scene)
+    iu = np.triu_indices(len(scene.segments), 1)
     p = pts[iu][hit[iu]]
     return {"near_miss": float(miss[iu].min()), "end_along": float(np.min(along[iu], initial=SIZE)),
             "angle": float(np.min(ang[iu], initial=SIZE)),
@@ -182,7 +189,12 @@ def broken_rule(scene: Scene) -> str | None:
 
 def along_a(scene: Scene) -> list[tuple[Fraction, int]]:
     """(u along A, other segment) for every crossing on A, in travel order from the dot."""
-    return sorted((u if i == 0 else v, j if i == 0 else i) for i, j, u, v in crossings(scene) if 0 in (i, j))
+    return list(_along_a(scene))
+
+
+@lru_cache(maxsize=256)
+def _along_a(scene: Scene) -> tuple:
+    return tuple(sorted((u if i == 0 else v, j if i == 0 else i) for i, j, u, v in crossings(scene) if 0 in (i, j)))
 
 
 def along_a_gap_px(scene: Scene) -> float:
@@ -213,12 +225,23 @@ def _others_of_d(scene: Scene) -> list:
 
 
 def line_d_gap_px(scene: Scene) -> float:
-    return float(_split([scene.segments[3]], _others_of_d(scene))[0][0])
+    # `_split`'s value in plain floats: exact integer offsets, their minimum, then one division by np.hypot.
+    x0, y0, x1, y1 = scene.segments[3]
+    rx, ry = x1 - x0, y1 - y0
+    near = min(min(abs(rx * (e[1] - y0) - ry * (e[0] - x0)), abs(rx * (e[3] - y0) - ry * (e[2] - x0)))
+               for e in _others_of_d(scene))
+    return float(near / np.hypot(float(rx), float(ry)))
 
 
 def highest_gap_px(scene: Scene) -> float:
-    ys = sorted(point_at(scene.segments[i], u)[1] for i, _, u, _ in crossings(scene))
+    ys = sorted(_heights(scene))
     return ys[1] - ys[0] if len(ys) >= 2 else 0.0
+
+
+@lru_cache(maxsize=256)
+def _heights(scene: Scene) -> tuple[float, ...]:
+    """y of every crossing, in `crossings` order."""
+    return tuple(point_at(scene.segments[i], u)[1] for i, _, u, _ in crossings(scene))
 
 
 def _label_at(s, e: int) -> tuple[float, float]:
@@ -371,7 +394,8 @@ def b_crosses_c(scene: Scene) -> Choice:
 
 
 def most_crossed(scene: Scene) -> Choice:
-    return Choice(letters(scene)[int(np.argmax(degrees(scene)))], letters(scene))
+    deg = degrees(scene)
+    return Choice(letters(scene)[deg.index(max(deg))], letters(scene))          # the first most crossed
 
 
 def top_gap(scene: Scene) -> int:
@@ -385,8 +409,11 @@ def crossed_along_a(scene: Scene, reverse: bool = False) -> Ordered:
 
 
 def crossed_by_d(scene: Scene) -> Count:
-    """How many other segments segment D crosses (Q5 asks it of the stretched D)."""
-    return Count(degrees(scene)[3], 0, len(scene.segments) - 1)
+    """How many other segments segment D crosses (Q5 asks it of the stretched D): `degrees(scene)[3]`, from D's
+    own pairs (taken in `crossings`' order, lower index first)."""
+    segs = scene.segments
+    return Count(sum(cross(s, segs[3]) if k < 3 else cross(segs[3], s) for k, s in enumerate(segs) if k != 3),
+                 0, len(segs) - 1)
 
 
 def straddling_line_d(scene: Scene) -> int:
@@ -395,7 +422,8 @@ def straddling_line_d(scene: Scene) -> int:
 
 
 def highest_pair(scene: Scene) -> Record:
-    i, j, _, _ = min(crossings(scene), key=lambda c: point_at(scene.segments[c[0]], c[2])[1])
+    ys = _heights(scene)
+    i, j, _, _ = crossings(scene)[ys.index(min(ys))]          # the first of the highest, as min(key=) takes it
     pair = (letters(scene)[i], letters(scene)[j])
     return Record((("pair", Ordered(pair, "alphabetical order", letters(scene), as_set=True)),))
 
@@ -419,15 +447,14 @@ Q4_TEXT = ("Travel along segment A from its dotted end to its other end. List th
 
 def ladder(scene: Scene) -> Ladder:
     vals = rules(scene)
-    bc = np.asarray(scene.segments[1:3], float)
-    miss, along, _, _, _ = _pairs(bc[:1], bc[1:])
+    miss, along = _pair_table(scene)[:2]
     rungs = (
         Question(1, "crossing_count", "How many points are there where two of the drawn segments cross each other? "
                  "Count only where the drawn lines themselves cross; no three segments cross at one point.",
                  crossing_count(scene),
                  Margin(vals["end_along"], "px", END_ALONG_PX, "a line meeting point near a segment end")),
         Question(2, "b_crosses_c", "Do segments B and C cross each other?", b_crosses_c(scene),
-                 Margin(float(min(miss[0, 0], along[0, 0], SIZE)), "px", NEAR_MISS_PX,
+                 Margin(float(min(miss[1, 2], along[1, 2], SIZE)), "px", NEAR_MISS_PX,
                         "B and C close to touching at an end")),
         Question(3, "most_crossed", "Which segment crosses the largest number of other segments?",
                  most_crossed(scene), Margin(float(top_gap(scene)), "crossings", 1.0,
@@ -674,8 +701,16 @@ def _plan(rng: np.random.Generator, k: int, t: dict, hub: int, d_at: int, bc: tu
                 want[hub][x] = 1
             for x, f in zip(keys, fixed):
                 want[hub][x] = f
-        want = [[-1 if i == j else v if v >= 0 else want[j][i] for j, v in enumerate(row)]
-                for i, row in enumerate(want)]
+        # Made symmetric: only rows 0 and the hub are set (in full, and alike on their shared pair), the rest -1.
+        rows = (0,) if hub == 0 else (0, hub)
+        sym = [[-1] * k for _ in range(k)]
+        for r in rows:
+            for j, v in enumerate(want[r]):
+                if j != r:
+                    sym[r][j] = v
+                    if j not in rows:
+                        sym[j][r] = v
+        want = sym
         low = [row.count(1) for row in want]           # crossings each segment is already bound to
         if t["q2"] and want[bc[0]][bc[1]] < 0:
             low[bc[0]] += 1
