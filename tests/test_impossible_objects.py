@@ -557,3 +557,25 @@ def test_clearance_3d_matches_the_float_loop():
         steps = [tuple(v if b == a else 0 for b in range(3)) for a, v in zip(axes, lengths) if v]
         for closed in (True, False):
             assert bars.clearance_3d(tuple(steps), closed) == plain(steps, closed)
+
+
+def test_number_spots_do_not_depend_on_how_distances_are_batched(monkeypatch):
+    """number_spots scores candidates in a few batches; one poly_distance call per pair gives the same spots, also
+    where first candidates fail (tight areas, a crowded `taken`)."""
+    def spots(s, taken, area):
+        sizes = [io._text_wh(str(i + 1), True) for i in range(len(s.steps))]
+        return bars.number_spots(s.steps, s.scale_px, s.origin_px, sizes, taken, area, io.ARROW_PX)
+
+    cases = []
+    for k, s in enumerate(POOL[:4]):
+        hexes = io.footprints_px(s).reshape(-1, 2)
+        (x0, y0), (x1, y1) = hexes.min(axis=0).tolist(), hexes.max(axis=0).tolist()
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        cases += [(s, [io.legend_box(s.legend)], (io.LO, io.LO, io.HI, io.HI)),
+                  (s, [(cx - 60 + 15 * k, cy - 200, cx + 15 * k, io.HI)], (x0 - 30, y0 - 30, x1 + 30, y1 + 30))]
+    batched = [spots(*c) for c in cases]
+    whole = bars.poly_distance
+    monkeypatch.setattr(bars, "poly_distance",
+                        lambda pa, pb: np.concatenate([whole(pa[k:k + 1], pb[k:k + 1]) for k in range(len(pa))]))
+    assert [spots(*c) for c in cases] == batched
+    assert any(b is None for b in batched) and any(b is not None for b in batched)

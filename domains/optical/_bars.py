@@ -413,28 +413,37 @@ def number_spots(steps, s: float, origin, sizes, taken, area, arrow_px: float):
             k += len(shapes_)
         return out
 
-    # The first few candidates of every bar in one numpy call (the first usually fits); later ones, four at a
-    # time, only where those fail. Which candidates are free of `taken` is known only bar by bar.
+    def clear_of_bars(i, dd):   # bar i's own distance and the others': the test that does not need `taken`
+        own, rest = dd[i], dd[:i] + dd[i + 1:]
+        return own >= 3.0 and (not rest or min(rest) >= max(8.0, own + 10.0))
+
+    # Distances in few numpy calls (each costs as much as a hundred pairs more; a pair's distance does not depend
+    # on the batch): every bar's first candidate, which usually fits; then the next four of every bar whose first
+    # is too near a bar; a bar's remaining candidates all at once where those fail too. Which candidates are free
+    # of `taken` is known only bar by bar.
     gens = [candidates(i) for i in range(n)]
-    heads = [list(islice(g, 4)) for g in gens]
-    flat = distances([c for h in heads for c in h])
-    head_dist, k = [], 0
-    for h in heads:
-        head_dist.append(flat[k:k + len(h)])
-        k += len(h)
+
+    def fetch(bars_, count):   # per bar in bars_, its next `count` candidates (None: all) with their distances
+        chunks = [list(islice(gens[i], count)) for i in bars_]
+        flat, k, out_ = distances([c for ch in chunks for c in ch]), 0, []
+        for ch in chunks:
+            out_.append(list(zip(ch, flat[k:k + len(ch)])))
+            k += len(ch)
+        return out_
+
+    fetched = fetch(range(n), 1)
+    again = [i for i in range(n) if not any(clear_of_bars(i, dd) for _, dd in fetched[i])]
+    for i, more in zip(again, fetch(again, 4)):
+        fetched[i] += more
 
     def stream(i):
-        yield from zip(heads[i], head_dist[i])
-        while chunk := list(islice(gens[i], 4)):
-            yield from zip(chunk, distances(chunk))
+        yield from fetched[i]
+        yield from fetch([i], None)[0]
 
     out, arrow = [], None
     for i in range(n):
         for (c, shapes_, boxes), dd in stream(i):
-            if any(_hits(bx, taken) for bx in boxes):
-                continue
-            own, rest = dd[i], dd[:i] + dd[i + 1:]
-            if own >= 3.0 and (not rest or min(rest) >= max(8.0, own + 10.0)):
+            if not any(_hits(bx, taken) for bx in boxes) and clear_of_bars(i, dd):
                 break
         else:
             return None
