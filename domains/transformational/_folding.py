@@ -36,7 +36,7 @@ def fold_once(layers: tuple[Layer, ...], fold) -> tuple[Layer, ...]:
     """Cut every layer by the fold line; base pieces stay in place, flap pieces are reflected and laid on top in
     reverse order (the flap turns over)."""
     a, b, c = fold_line(fold)
-    r = reflection_matrix(a, b, c).tolist()
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = reflection_matrix(a, b, c).tolist()
     base, flap = [], []
     for i, ly in enumerate(layers):
         keep = clip_convex(ly.verts, a, b, c, -fold[2])
@@ -45,8 +45,10 @@ def fold_once(layers: tuple[Layer, ...], fold) -> tuple[Layer, ...]:
         move = clip_convex(ly.verts, a, b, c, fold[2])
         if len(move) >= 3 and area(move) > 1e-9:
             pts = tuple((float(u), float(v)) for u, v in (_reflect(fold[0], c, x, y) for x, y in move[::-1]))
-            # integer entries: the product is exact in any order (so it equals `to_sheet @ r`)
-            m = tuple(tuple(sum(row[k] * r[k][j] for k in range(3)) for j in range(3)) for row in ly.to_sheet)
+            # integer entries: the product is exact in any order (so it equals `to_sheet @ r`); each entry is
+            # summed from 0.0 as sum() does (so a zero keeps its sign)
+            m = tuple((0.0 + p * r00 + q * r10 + s * r20, 0.0 + p * r01 + q * r11 + s * r21,
+                       0.0 + p * r02 + q * r12 + s * r22) for p, q, s in ly.to_sheet)
             flap.append(Layer(pts, m, True, i))
     return tuple(base + flap[::-1])
 

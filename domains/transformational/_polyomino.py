@@ -11,7 +11,6 @@ from grip.geometry import D4_OPS, ROTATION_OPS
 
 BOARD = 6
 Cells = tuple[tuple[int, int], ...]
-_CELL = tuple((i % BOARD, i // BOARD) for i in range(BOARD * BOARD))      # bit index -> cell
 
 
 def mask_of(cells) -> int:
@@ -21,22 +20,28 @@ def mask_of(cells) -> int:
     return m
 
 
+# Column x of a mask, shifted down by x, is a subset of _COLUMN_0; per column, a table from that subset to its
+# cells (or their one-cell masks) in y order, so a mask's cells in (x, y) order are six lookups.
+_COLUMN_0 = sum(1 << BOARD * y for y in range(BOARD))
+_YS = {sum(1 << BOARD * y for y in ys): ys
+       for ys in (tuple(y for y in range(BOARD) if c >> y & 1) for c in range(1 << BOARD))}
+_C0, _C1, _C2, _C3, _C4, _C5 = ({col: tuple((x, y) for y in ys) for col, ys in _YS.items()} for x in range(BOARD))
+_B0, _B1, _B2, _B3, _B4, _B5 = ({col: tuple(1 << (x + BOARD * y) for y in ys) for col, ys in _YS.items()}
+                                for x in range(BOARD))
+
+
 def cells_of(mask: int) -> Cells:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(_CELL[low.bit_length() - 1])
-        mask ^= low
-    out.sort()
-    return tuple(out)
+    """The mask's cells, sorted."""
+    c = _COLUMN_0
+    return _C0[mask & c] + _C1[mask >> 1 & c] + _C2[mask >> 2 & c] + _C3[mask >> 3 & c] + _C4[mask >> 4 & c] + \
+        _C5[mask >> 5 & c]
 
 
-_BY_COLUMN = tuple(1 << (x + BOARD * y) for x in range(BOARD) for y in range(BOARD))    # one-cell masks, (x, y) order
-
-
-def cell_bits(mask: int) -> list[int]:
+def cell_bits(mask: int) -> tuple[int, ...]:
     """The one-cell masks of the mask's cells, in the order of `cells_of`."""
-    return [b for b in _BY_COLUMN if mask & b]
+    c = _COLUMN_0
+    return _B0[mask & c] + _B1[mask >> 1 & c] + _B2[mask >> 2 & c] + _B3[mask >> 3 & c] + _B4[mask >> 4 & c] + \
+        _B5[mask >> 5 & c]
 
 
 def shape_key(mask: int) -> int:
@@ -51,7 +56,26 @@ def shape_key(mask: int) -> int:
 @lru_cache(maxsize=4096)
 def orbit_keys(key: int) -> frozenset[int]:
     """The `shape_key`s of a shape's turns and mirror images."""
-    return frozenset(mask_of(o) for o in orientations(cells_of(key), True))
+    return frozenset(_image_keys(key))
+
+
+def _image_keys(key: int) -> list[int]:
+    """The `shape_key`s of the mask's images under `D4_OPS`, in its order."""
+    r0, r1, r2, r3, r4, r5 = (key >> BOARD * y & _ROW_0 for y in range(BOARD))
+    return [shape_key(t0[r0] | t1[r1] | t2[r2] | t3[r3] | t4[r4] | t5[r5]) for t0, t1, t2, t3, t4, t5 in _IMAGE_ROWS]
+
+
+def _image_rows(a: int, b: int, c: int, d: int) -> tuple[tuple[int, ...], ...]:
+    """Per board row y: its cells' mask (shifted down to row 0) -> the mask of their images under (x, y) ->
+    (a x + b y, c x + d y), moved back onto the board (the op maps the board onto itself)."""
+    top = BOARD - 1
+    dx, dy = top * (a + b < 0), top * (c + d < 0)
+    return tuple(tuple(mask_of([(a * x + b * y + dx, c * x + d * y + dy) for x in range(BOARD) if r >> x & 1])
+                       for r in range(1 << BOARD)) for y in range(BOARD))
+
+
+_ROW_0 = (1 << BOARD) - 1
+_IMAGE_ROWS = tuple(_image_rows(*m) for m in D4_OPS.values())
 
 
 def normalise(cells) -> Cells:
@@ -77,23 +101,14 @@ def apply(op: str, cells) -> Cells:
 
 @lru_cache(maxsize=4096)
 def orientations(piece: Cells, flips: bool) -> tuple[Cells, ...]:
-    """The distinct normalised images of a piece under the quarter turns (and the mirrors, with `flips`)."""
-    if not flips:
-        out: list[Cells] = []
-        for op in ROTATION_OPS:
-            img = apply(op, piece)
-            if img not in out:
-                out.append(img)
-        return tuple(out)
-    out = list(orientations(piece, False))         # the turns' images come first, as in `D4_OPS`
-    for op in _MIRROR_OPS:
-        img = apply(op, piece)
-        if img not in out:
-            out.append(img)
-    return tuple(out)
-
-
-_MIRROR_OPS = tuple(op for op in D4_OPS if op not in ROTATION_OPS)
+    """The distinct normalised images of a piece (on the board) under the quarter turns (and the mirrors, with
+    `flips`): the turns' images first, each in `D4_OPS` order."""
+    keys = _image_keys(mask_of(piece))
+    out: list[int] = []
+    for i in _TURNS_THEN_MIRRORS if flips else _TURNS:
+        if keys[i] not in out:
+            out.append(keys[i])
+    return tuple(cells_of(k) for k in out)
 
 
 def congruent(a: Cells, b: Cells, flips: bool = True) -> bool:
@@ -107,8 +122,12 @@ def chiral(piece: Cells) -> bool:
 
 @lru_cache(maxsize=4096)
 def _chiral(key: int) -> bool:
-    piece = cells_of(key)
-    return apply("flip_x", piece) not in orientations(piece, False)
+    images = _image_keys(key)
+    return images[_FLIP_X] not in [images[i] for i in _TURNS]
+
+
+_FLIP_X, _TURNS = list(D4_OPS).index("flip_x"), [list(D4_OPS).index(op) for op in ROTATION_OPS]
+_TURNS_THEN_MIRRORS = _TURNS + [i for i in range(len(D4_OPS)) if i not in _TURNS]
 
 
 @lru_cache(maxsize=8192)
@@ -243,23 +262,21 @@ def _bits(m: int) -> list[int]:
     return out
 
 
-def _pick(rng: np.random.Generator, m: int) -> int:
-    """One set bit of m, uniformly."""
-    n = m.bit_count()
-    if n != 1:           # integers(1) draws nothing from the generator (it returns 0 without reading its state)
-        for _ in range(int(rng.integers(n))):
-            m &= m - 1
-    return m & -m
-
-
 def grow(rng: np.random.Generator, n: int, start=None) -> Cells | None:
     """A random connected set of n cells grown one neighbour at a time (None if it gets stuck)."""
-    m = mask_of([start]) if start is not None else 1 << int(rng.integers(BOARD * BOARD))
+    integers = rng.integers
+    m = mask_of([start]) if start is not None else 1 << int(integers(BOARD * BOARD))
     for _ in range(n - 1):
         front = ((m << 1) & _NOT_LEFT | (m >> 1) & _NOT_RIGHT | (m << BOARD) | (m >> BOARD)) & FULL & ~m   # `expand`
         if not front:
             return None
-        m |= _pick(rng, front)
+        # one cell of the front, uniformly: drop the c lowest; integers(1) draws nothing from the generator (it
+        # returns 0 without reading its state), so a one-cell front skips it
+        c = front.bit_count()
+        if c != 1:
+            for _ in range(int(integers(c))):
+                front &= front - 1
+        m |= front & -front
     return cells_of(m)
 
 
@@ -268,30 +285,37 @@ def partition(rng: np.random.Generator, region: Cells, k: int, min_size: int = 3
     that can still grow first (ties at random)."""
     free = mask_of(region)
     parts = []
-    for i in rng.choice(len(region), size=k, replace=False):
-        b = mask_of([region[int(i)]])
+    for i in rng.choice(len(region), size=k, replace=False).tolist():
+        x, y = region[i]
+        b = 1 << (x + BOARD * y)
         parts.append(b)
         free &= ~b
     sizes = [1] * k
-    fronts = [expand(p) & free for p in parts]       # kept up to date: only the grown part's front is recomputed
+    grown = [expand(p) for p in parts]       # each part's `expand`, so its front is grown[i] & free
+    integers = rng.integers
     while free:
         pick, least = [], BOARD * BOARD                # the parts that can grow and are smallest, in index order
         for i in range(k):
-            if fronts[i]:
-                if sizes[i] < least:
-                    pick, least = [i], sizes[i]
-                elif sizes[i] == least:
+            if grown[i] & free:
+                s = sizes[i]
+                if s < least:
+                    pick, least = [i], s
+                elif s == least:
                     pick.append(i)
         if not pick:
             return None
-        i = pick[int(rng.integers(len(pick)))] if len(pick) > 1 else pick[0]    # integers(1) draws nothing
-        b = _pick(rng, fronts[i])
+        i = pick[int(integers(len(pick)))] if len(pick) > 1 else pick[0]    # integers(1) draws nothing
+        front = grown[i] & free
+        c = front.bit_count()                          # one cell of the front, uniformly (as in `grow`)
+        if c != 1:
+            for _ in range(int(integers(c))):
+                front &= front - 1
+        b = front & -front
         p = parts[i] | b
         parts[i] = p
         sizes[i] += 1
-        free &= ~b
-        fronts = [f & ~b for f in fronts]
-        fronts[i] = (p | ((p << 1) & _NOT_LEFT) | ((p >> 1) & _NOT_RIGHT) | (p << BOARD) | (p >> BOARD)) & free
+        free ^= b
+        grown[i] = p | ((p << 1) & _NOT_LEFT) | ((p >> 1) & _NOT_RIGHT) | (p << BOARD) | (p >> BOARD)   # `expand`
     return [cells_of(p) for p in parts] if min(sizes) >= min_size else None
 
 

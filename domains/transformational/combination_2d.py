@@ -65,24 +65,42 @@ class Scene:
 def _swap(rng: np.random.Generator, pieces: list[Cells]):
     """(p, q, P', Q'): two adjacent pieces that trade one boundary cell each, both still connected, P' matching no
     turn or mirror of P and Q' none of Q; None if no pair works."""
-    k = len(pieces)
     masks = [pm.mask_of(c) for c in pieces]
-    for p, q in rng.permutation([(i, j) for i in range(k) for j in range(k) if i != j]).tolist():
+    connected = {}                                   # mask -> connected: (q, p) tries the masks (p, q) tried
+    for p, q in rng.permutation(_pairs(len(pieces))).tolist():
         pm_, qm = masks[p], masks[q]
         cs = pm.cell_bits(pm_ & pm.expand(qm))          # cells of P next to Q, and of Q next to P
         ds = pm.cell_bits(qm & pm.expand(pm_))
+        p_orbit = q_orbit = None
         for ci in rng.permutation(len(cs)).tolist():
             cb = cs[ci]
+            p_rest = pm_ & ~cb
             for di in rng.permutation(len(ds)).tolist():
                 db = ds[di]
-                p2m, q2m = pm_ & ~cb | db, qm & ~db | cb
-                if not (pm.connected(p2m) and pm.connected(q2m)):
+                p2m, q2m = p_rest | db, qm & ~db | cb
+                ok = connected.get(p2m)
+                if ok is None:
+                    ok = connected[p2m] = pm.connected(p2m)
+                if not ok:
+                    continue
+                ok = connected.get(q2m)
+                if ok is None:
+                    ok = connected[q2m] = pm.connected(q2m)
+                if not ok:
                     continue
                 # congruence is symmetric: candidates are tested against the original's orbit
-                if pm.shape_key(p2m) not in pm.orbit_keys(pm.shape_key(pm_)) and \
-                        pm.shape_key(q2m) not in pm.orbit_keys(pm.shape_key(qm)):
+                if p_orbit is None:
+                    p_orbit, q_orbit = pm.orbit_keys(pm.shape_key(pm_)), pm.orbit_keys(pm.shape_key(qm))
+                if pm.shape_key(p2m) not in p_orbit and pm.shape_key(q2m) not in q_orbit:
                     return p, q, pm.cells_of(p2m), pm.cells_of(q2m)
     return None
+
+
+@lru_cache(maxsize=8)
+def _pairs(k: int) -> np.ndarray:
+    """The ordered pairs of distinct piece indices, as the array `rng.permutation` makes of their list (it leaves its
+    argument as it is)."""
+    return np.array([(i, j) for i in range(k) for j in range(k) if i != j])
 
 
 def _moved_one(rng: np.random.Generator, piece: Cells) -> Cells | None:
@@ -345,9 +363,36 @@ def cells_outline(cells: Cells):
 @lru_cache(maxsize=4096)   # bank pieces are drawn normalised, so shapes recur (and a twin redraws its scene's)
 def _outline_rings(cells: Cells) -> tuple[tuple[tuple[float, float], ...], ...]:
     """The outline's rings (exterior first, then holes), each without its closing point, in cell units."""
+    if len(cells) > 1 and pm.connected(cells) and not pm.has_hole(cells):
+        return (_boundary_ring(cells),)
     outline = cells_outline(cells)
     return tuple(tuple(ring.coords[:-1]) for poly in getattr(outline, "geoms", [outline])
                  for ring in (poly.exterior, *poly.interiors))
+
+
+def _boundary_ring(cells: Cells) -> tuple[tuple[float, float], ...]:
+    """The one ring of a connected hole-free set of two or more cells, traced along its unit edges: the vertices of
+    `cells_outline`'s exterior (every lattice point on it, clockwise with y up), from another start point. Such a
+    set's boundary is a simple curve (a vertex where it touches itself would enclose a hole), so each vertex has one
+    outgoing edge. Drawing a closed path does not depend on where it starts."""
+    cs = set(cells)
+    step = {}                                          # vertex -> next vertex, the cells on the right
+    for x, y in cells:
+        if (x - 1, y) not in cs:
+            step[x, y] = (x, y + 1)
+        if (x, y + 1) not in cs:
+            step[x, y + 1] = (x + 1, y + 1)
+        if (x + 1, y) not in cs:
+            step[x + 1, y + 1] = (x + 1, y)
+        if (x, y - 1) not in cs:
+            step[x + 1, y] = (x, y)
+    start = v = min(cells)                             # its (x, y) corner starts its left edge
+    out = []
+    while True:
+        out.append((float(v[0]), float(v[1])))
+        v = step[v]
+        if v == start:
+            return tuple(out)
 
 
 def _cells_shape(canvas: Canvas, cells: Cells, origin, cell_px: float, fill, lines: bool, owner: str) -> None:
