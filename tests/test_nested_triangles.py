@@ -459,3 +459,31 @@ def test_new_triangle_rules_in_floats_decide_as_the_array_forms():
         limit = abs(Polygon(t).area) * float(rng.choice([0.5, 1.0, 2.0]))
         assert nt._area_at_least(t, limit) == (abs(Polygon(t).area) >= limit)
     assert outcomes == {True, False}
+
+
+def test_surely_small_shapes_fail_the_area_rule_wherever_they_are_placed():
+    """`_surely_small` says True only where `_t1`'s arrays, for every placement and corner order, give an area under
+    MIN_AREA_PX2; it also passes shapes that reach the area, and both occur."""
+    rng = np.random.default_rng(11)
+    lo, hi = nt.BOX
+    outcomes = set()
+    for _ in range(600):
+        alpha, gamma = rng.uniform(35.0, 100.0), rng.uniform(35.0, 100.0)
+        if alpha + gamma >= 145.0:
+            continue
+        ra, rg = math.radians(alpha), math.radians(gamma)
+        side = math.sin(math.radians(180.0 - alpha - gamma)) / math.sin(rg)
+        flip, theta, shrink = rng.random() < 0.5, math.radians(rng.uniform(0.0, 360.0)), rng.uniform(0.94, 1.0)
+        ct, st = math.cos(theta), math.sin(theta)
+        x, y = side * math.cos(ra), side * math.sin(ra)
+        small = nt._surely_small(x, -y if flip else y, ct, st, shrink * (hi - lo))
+        outcomes.add(small)
+        shape = np.array([(0.0, 0.0), (1.0, 0.0), (x, -y if flip else y)]) @ np.array([[ct, st], [-st, ct]])
+        ext = shape.max(axis=0) - shape.min(axis=0)
+        scale = (hi - lo) / float(ext.max()) * shrink
+        for u in rng.uniform(0.0, 1.0, size=(3, 2)):
+            pts = (shape - shape.min(axis=0)) * scale + lo + ((hi - lo) - ext * scale) * u
+            for roll in nt._ROLLS:
+                if small:
+                    assert not nt._area_at_least(np.round(pts[roll], 2), nt.MIN_AREA_PX2)
+    assert outcomes == {True, False}

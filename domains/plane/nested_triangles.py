@@ -398,6 +398,15 @@ def _area_at_least(pts: np.ndarray, limit: float) -> bool:
     return abs(Polygon(pts).area) >= limit
 
 
+def _surely_small(x: float, y: float, ct: float, st: float, size: float) -> bool:
+    """Whether `_t1`'s triangle (0, 0), (1, 0), (x, y), turned by the rotation (ct, st) and scaled so that its
+    larger extent is `size`, has an area below MIN_AREA_PX2 by far more (0.1%) than the rounding of its corners to
+    0.01 px could change: plain floats, so that most rejected shapes skip the arrays."""
+    xs, ys = (0.0, ct, x * ct - y * st), (0.0, st, x * st + y * ct)
+    scale = size / max(max(xs) - min(xs), max(ys) - min(ys))
+    return abs(y) / 2 * scale * scale < MIN_AREA_PX2 * 0.999
+
+
 def _t1(rng: np.random.Generator, level: int) -> tuple[tuple[float, float], ...]:
     """Angles >= 35 deg, largest <= 90 (<= 100 at level 3), area >= 25% of the canvas. Obtuse shapes cannot reach
     that area at a random turn, so their longest side is laid near a diagonal of the box."""
@@ -416,13 +425,20 @@ def _t1(rng: np.random.Generator, level: int) -> tuple[tuple[float, float], ...]
         beta = 180.0 - alpha - gamma
         ra, rb, rg = (math.radians(x) for x in (alpha, beta, gamma))
         side = math.sin(rb) / math.sin(rg)
-        shape = np.array([(0.0, 0.0), (1.0, 0.0), (side * math.cos(ra), side * math.sin(ra))])
-        if rng.random() < 0.5:
-            shape[:, 1] *= -1
+        apex = (side * math.cos(ra), side * math.sin(ra))
+        flip = rng.random() < 0.5
         ct, st = math.cos(math.radians(theta)), math.sin(math.radians(theta))
+        shrink = float(rng.uniform(0.94, 1.0))
+        if _surely_small(apex[0], -apex[1] if flip else apex[1], ct, st, shrink * (hi - lo)):
+            rng.uniform(0.0, 1.0, size=2)           # the placement's draws, which cannot change the area
+            rng.integers(3)
+            continue
+        shape = np.array([(0.0, 0.0), (1.0, 0.0), apex])
+        if flip:
+            shape[:, 1] *= -1
         shape = shape @ np.array([[ct, st], [-st, ct]])
         ext = shape.max(axis=0) - shape.min(axis=0)
-        scale = (hi - lo) / float(ext.max()) * float(rng.uniform(0.94, 1.0))
+        scale = (hi - lo) / float(ext.max()) * shrink
         pts = (shape - shape.min(axis=0)) * scale
         slack = (hi - lo) - ext * scale
         pts = pts + lo + slack * rng.uniform(0.0, 1.0, size=2)
