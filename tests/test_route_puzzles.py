@@ -16,6 +16,7 @@ from grip.domain import Reject, scene_from_json, scene_to_json
 from grip.domains.topological import _roadgraph as rg
 from grip.domains.topological import _roadmap as rm
 from grip.domains.topological import route_puzzles as rp
+from grip.renderers import shapes
 
 SEEDS = st.integers(0, 23)     # a pool of scenes, each sampled once (see `accepted`)
 LEVELS = st.sampled_from([1, 2, 3])
@@ -263,6 +264,25 @@ def test_minimal_pair_changes_few_pixels_in_a_small_box(seed):
     assert 0 < len(diff) <= 0.05 * 768 * 768
     (y0, x0), (y1, x1) = diff.min(axis=0), diff.max(axis=0)
     assert (y1 - y0 + 1) * (x1 - x0 + 1) <= 0.25 * 768 * 768
+
+
+@pytest.mark.parametrize("n_lines", [1, 2])
+def test_caption_copied_where_its_rows_are_bare_is_the_drawn_caption(n_lines):
+    """`_caption` copies the pixels of a caption drawn once into rows of bare paper and draws it where anything else
+    lies there: the bytes of drawing it, either way."""
+    from grip.renderers.canvas import Canvas
+    lines = ("Grey lines are roads; lettered discs are junctions.", "A second line.")[:n_lines]
+    for road_under in (False, True):
+        images = []
+        for caption in (rp._caption, rp._caption_lines):
+            c = Canvas(768)
+            rp._paper(c)
+            shapes.circle(c, (300.0, 300.0), rm.JUNCTION_R_PX, rp.ROAD)
+            if road_under:
+                shapes.line(c, (100.0, 30.0), (700.0, 60.0), rp.ROAD)
+            caption(c, lines)
+            images.append(c.array())
+        assert np.array_equal(*images)
 
 
 def test_segment_distances_rows_match_the_full_matrix():

@@ -355,9 +355,52 @@ def minimal_pair(scene: Scene) -> Scene:
 
 # --- drawing -----------------------------------------------------------------------------------------------------
 
-def draw(scene: Scene, canvas: Canvas) -> None:
+def _paper(canvas: Canvas) -> None:
     b = SAFE_BORDER_PX
     shapes.rect(canvas, b, b, canvas.size_px - b, canvas.size_px - b, Style(stroke=None, fill=PAPER))
+
+
+def _caption_lines(canvas: Canvas, lines: tuple[str, ...]) -> None:
+    for i, line in enumerate(lines):
+        draw_text_px(canvas, line, (384.0, 44.0 + 22.0 * i), TEXT)
+
+
+@lru_cache(maxsize=8)
+def _caption_rows(size_px: int, world: tuple, lines: tuple[str, ...]) -> tuple[int, int, bytes, bytes]:
+    """The caption drawn on bare paper: (start, end) of a band of whole surface rows, as byte offsets, and its bytes
+    before and after. The band reaches 3 rows past every pixel the caption changes, beyond any it can touch."""
+    canvas = Canvas(size_px, world)
+    _paper(canvas)
+    canvas.ctx.set_line_cap(1)                     # as every map leaves it (no glyph outline has caps anyway)
+    s = canvas.surface
+    s.flush()
+    before = bytes(s.get_data())
+    _caption_lines(canvas, lines)
+    s.flush()
+    after = bytes(s.get_data())
+    w, h = s.get_stride(), s.get_height()
+    changed = [r for r in range(h) if before[r * w:(r + 1) * w] != after[r * w:(r + 1) * w]]
+    r0, r1 = max(0, changed[0] - 3) * w, min(h, changed[-1] + 4) * w
+    return r0, r1, before[r0:r1], after[r0:r1]
+
+
+def _caption(canvas: Canvas, lines: tuple[str, ...]) -> None:
+    """Draw the caption. Its haloed text costs more than the rest of the map, and nothing else is drawn in its rows,
+    so where those rows still hold bare paper the pixels of a caption drawn once are copied in (the same bytes:
+    drawing depends only on the pixels it touches); where anything else lies in those rows, it is drawn."""
+    r0, r1, before, after = _caption_rows(canvas.size_px, canvas.world, lines)
+    s = canvas.surface
+    s.flush()
+    data = s.get_data()
+    if bytes(data[r0:r1]) != before:
+        _caption_lines(canvas, lines)
+        return
+    data[r0:r1] = after
+    s.mark_dirty()
+
+
+def draw(scene: Scene, canvas: Canvas) -> None:
+    _paper(canvas)
     p = scene.points
     cross = _legibility(scene)[0]
     above = {}
@@ -375,11 +418,10 @@ def draw(scene: Scene, canvas: Canvas) -> None:
     for k, c in enumerate(p):
         shapes.circle(canvas, c, rm.JUNCTION_R_PX, Style(stroke=BLACK, fill=WHITE, width_px=3.0))
         draw_text_px(canvas, LETTERS[k], c, LABEL)
-    lines = ["Grey lines are roads; lettered discs are junctions."]
+    lines = ("Grey lines are roads; lettered discs are junctions.",)
     if scene.level == 3:
-        lines.append("A gap in a road marks an overpass (no junction there).")
-    for i, line in enumerate(lines):
-        draw_text_px(canvas, line, (384.0, 44.0 + 22.0 * i), TEXT)
+        lines += ("A gap in a road marks an overpass (no junction there).",)
+    _caption(canvas, lines)
 
 
 DOMAIN = Domain(
