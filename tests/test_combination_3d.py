@@ -175,7 +175,7 @@ def test_rephrase_is_identity_and_edit_only_removes_the_star(s):
 
 def test_box_visibility_rotations_and_probes_match_plain_versions():
     """The precomputed visibility of sets inside [0, 3)^3 equals the dense slab test to the bit; `vx.rotated` is the
-    matrix product, normalised; `_probe_word` is the bounding-box scan, and the drawing's visibility follows."""
+    matrix product, normalised; `_probes` is the bounding-box scan, and the drawing's visibility follows."""
     rng = np.random.default_rng(5)
     for _ in range(80):
         cubes = sorted({tuple(int(v) for v in rng.integers(0, 3, 3)) for _ in range(int(rng.integers(1, 12)))})
@@ -190,7 +190,8 @@ def test_box_visibility_rotations_and_probes_match_plain_versions():
         lo, hi = occ.min(axis=0), occ.max(axis=0)
         box = itertools.product(*(range(a, b + 1) for a, b in zip(lo.tolist(), hi.tolist())))
         probes = [c for c in box if c not in cubes and any(n in cubes for n in vx.neighbours(c))]
-        word, probe_word = m._probe_word(cubes)
+        word = m._word(cubes)
+        probe_word = m._probes(word)
         assert word == sum(1 << m._BIT[c] for c in cubes) and probe_word == sum(1 << m._BIT[c] for c in probes)
         # the drawing's two minima, from the plain best-face fractions; the quick refusal never refuses a drawing
         # that passes
@@ -200,15 +201,121 @@ def test_box_visibility_rotations_and_probes_match_plain_versions():
         assert m._visible_drawing(tuple(cubes)) == (min(want) >= m.VISIBLE)
 
 
-def test_shape_signature_agrees_with_canonical_forms():
-    """Rotations share a signature, and `same_shape` is the comparison of canonical forms (turned copies, mirror
-    images, one cube moved, random sets)."""
+def test_words_rotations_and_shapes_match_plain_versions():
+    """A set's word gives its cells back; `_turned_words` is `vx.rotated` for each of the 24 rotations; rotations
+    share a `_shape_id`, and `same_shape` is the comparison of canonical forms (turned copies, mirror images, one
+    cube moved, random sets)."""
     rng = np.random.default_rng(6)
     for _ in range(100):
         a = vx.normalise({tuple(int(v) for v in rng.integers(0, 3, 3)) for _ in range(int(rng.integers(1, 10)))})
+        assert m._cells(m._word(a)) == a and m._to_origin(m._word(a)) == m._word(a)
+        turns = m._turned_words(m._word(a))
+        assert [m._cells(w) for w in turns] == [vx.rotated(a, k) for k in range(24)]
         turned = vx.rotated(a, int(rng.integers(24)))
-        assert m._shape_signature(turned) == m._shape_signature(a) and m.same_shape(turned, a)
+        assert m._shape_id(m._word(turned)) == m._shape_id(m._word(a)) and m.same_shape(turned, a)
         moved = [c for c in m.moves(a)][:2] if vx.connected(a) else []
         for b in [vx.mirror(a), *moved,
                   vx.normalise({tuple(int(v) for v in rng.integers(0, 3, 3)) for _ in range(len(a))})]:
             assert m.same_shape(a, b) == (vx.canonical(a) == vx.canonical(b))
+
+
+def plain_moves(cubes):
+    """`moves` on sets of cells."""
+    s, own = set(cubes), tuple(cubes)
+    seen = set()
+    for g in sorted(s):
+        rest = s - {g}
+        if not vx.connected(rest):
+            continue
+        for c in sorted({n for r in rest for n in vx.neighbours(r)} - s):
+            new = vx.normalise(rest | {c})
+            if new not in seen:
+                seen.add(new)
+                if m.fits_box(new) and vx.canonical(new) != vx.canonical(own):
+                    yield new
+
+
+def plain_random_move(rng, cubes, tries):
+    s = sorted(set(cubes))
+    for _ in range(tries):
+        g = s[int(rng.integers(len(s)))]
+        rest = set(s) - {g}
+        cells = sorted({n for r in rest for n in vx.neighbours(r)} - set(s))
+        c = cells[int(rng.integers(len(cells)))]
+        if vx.connected(rest) and m.fits_box(rest | {c}):
+            new = vx.normalise(rest | {c})
+            if vx.canonical(new) != vx.canonical(s):
+                return new
+    return None
+
+
+def test_moves_mirrors_and_connectivity_on_words_match_plain_versions():
+    rng = np.random.default_rng(7)
+    for seed in range(120):
+        a = tuple(sorted({tuple(int(v) for v in rng.integers(0, 3, 3)) for _ in range(int(rng.integers(2, 10)))}))
+        w = m._word(a)
+        assert m._connected_word(w) == vx.connected(a)
+        assert m._cells(m._mirror_word(w)) == vx.mirror(a) and m._achiral(a) == vx.achiral(a)
+        assert list(m.moves(a)) == list(plain_moves(a))
+        if len(a) < 2:
+            continue
+        r1, r2 = np.random.default_rng(seed), np.random.default_rng(seed)
+        assert m.random_move(r1, a, 4) == plain_random_move(r2, a, 4) and r1.random() == r2.random()
+
+
+def plain_grow_gap(rng, block, n, sym_axis):
+    """`_grow_gap` on sets of cell ids."""
+    t = m._block_tables(block)
+    around = [{i for i in range(27) if w >> i & 1} for w in t.around]
+    mirror = t.mirror[sym_axis] if sym_axis is not None else range(27)
+    r = rng.random()
+    if r < m.SEED_SHEET and t.sheet:
+        g = set(t.sheet)
+        g.update([mirror[c] for c in g])
+    elif r < m.SEED_SHEET + m.SEED_FRONT:
+        g = {t.front_corner, mirror[t.front_corner]}
+    else:
+        start = 9 * int(rng.integers(block[0])) + 3 * int(rng.integers(block[1])) + int(rng.integers(block[2]))
+        g = {start, mirror[start]}
+    front = set().union(*[around[c] for c in g]) - g
+    ahead = list(t.outside)
+    for c in g:
+        for k in t.behind[c]:
+            ahead[k] += 1
+    while len(g) < n:
+        if not front:
+            return None
+        cells = sorted(front)
+        w = np.cumsum([m.GROW_BIAS ** ahead[c] for c in cells])
+        c = cells[min(int(np.searchsorted(w, rng.random() * w[-1], side="right")), len(cells) - 1)]
+        for new in {c, mirror[c]}:
+            g.add(new)
+            front.discard(new)
+            front |= around[new] - g
+            for k in t.behind[new]:
+                ahead[k] += 1
+    return sum(1 << c for c in g)
+
+
+def plain_random_polycube(rng, n):
+    cells = {(int(rng.integers(3)), int(rng.integers(3)), int(rng.integers(3)))}
+    while len(cells) < n:
+        front = sorted({k for c in cells for k in vx.neighbours(c) if all(0 <= v < 3 for v in k)} - cells)
+        if not front:
+            return None
+        cells.add(front[int(rng.integers(len(front)))])
+    return vx.normalise(cells)
+
+
+def test_grown_sets_match_plain_versions():
+    """`_grow_gap` and `_random_polycube` (on words) draw the same numbers and give the same sets as the plain
+    versions on sets of cells."""
+    dims = sorted({d for ds in m.BLOCKS.values() for d in ds})
+    for seed in range(150):
+        block = tuple(np.random.default_rng(seed).permutation(dims[seed % len(dims)]).tolist())
+        args = (block, 3 + seed % 8, (None, 0, 1, 2)[seed % 4])
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        assert m._grow_gap(a, *args) == plain_grow_gap(b, *args) and a.random() == b.random()
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        n = 1 + seed % 11
+        assert m._random_polycube(a, n) == plain_random_polycube(b, n) and a.random() == b.random()

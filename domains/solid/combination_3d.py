@@ -79,79 +79,197 @@ def _gap(block, piece) -> tuple[tuple[int, int, int], ...]:
     return tuple(c for c in itertools.product(*(range(d) for d in block)) if c not in p)
 
 
-@functools.lru_cache(maxsize=16384)
-def _shape_signature(cubes: tuple) -> tuple:
-    """Invariants of a cube set under turning and moving: its cube counts layer by layer along each axis (read
-    from the nearer end, the three sorted) and its sorted numbers of face neighbours. Sets whose signatures differ
-    are no rotations of each other: most canonical forms are not needed."""
-    s = set(cubes)
-    layers = []
-    for coords in zip(*s):
-        lo = min(coords)
-        counts = [0] * (max(coords) - lo + 1)
-        for v in coords:
-            counts[v - lo] += 1
-        layers.append(min(counts, counts[::-1]))
-    degrees = sorted(((x + 1, y, z) in s) + ((x - 1, y, z) in s) + ((x, y + 1, z) in s) + ((x, y - 1, z) in s)
-                     + ((x, y, z + 1) in s) + ((x, y, z - 1) in s) for x, y, z in s)
-    return tuple(map(tuple, sorted(layers))), tuple(degrees)
+def shape_key(cubes) -> int | tuple:
+    """Equal for two cube sets iff one is a rotation of the other: `_shape_id` of a set inside the box [0, 3)^3,
+    else its canonical form."""
+    try:
+        return _shape_id(_word(cubes))
+    except KeyError:
+        return vx.canonical(cubes)
 
 
 def same_shape(a: tuple, b: tuple) -> bool:
     """Whether one cube set is a rotation of the other (their canonical forms agree)."""
-    return _shape_signature(a) == _shape_signature(b) and vx.canonical(a) == vx.canonical(b)
+    return shape_key(a) == shape_key(b)
 
 
 def fitting(scene: Scene, cells) -> list[int]:
     """Candidates (indices) that are a rotation of `cells`."""
-    cells = tuple(cells)
-    return [i for i, c in enumerate(scene.candidates) if same_shape(c, cells)]
+    key = shape_key(tuple(cells))
+    return [i for i, c in enumerate(scene.candidates) if shape_key(c) == key]
 
 
 def separation(scene: Scene, cells) -> int:
     """Lower bound on the best-alignment difference from `cells` to the nearest candidate that is not a rotation
     of it (see the module docstring)."""
     cells = tuple(cells)
+    key = shape_key(cells)
     out = []
     for c in scene.candidates:
-        if same_shape(c, cells):
+        if shape_key(c) == key:
             continue
         out.append(2 if len(c) == len(cells) else abs(len(c) - len(cells)))
     return min(out)
 
 
 # Every drawing lies in the box [0, 3)^3: cell (x, y, z) is bit 9 x + 3 y + z of a set's word, so that ascending
-# bits are the cells in sorted order.
+# bits are the cells in sorted order. Chunk k of a word (bits 9 k .. 9 k + 8) holds the cells with x = k.
 _BOX = tuple(itertools.product(range(3), repeat=3))
 _BIT = {c: i for i, c in enumerate(_BOX)}
 _NEAR = tuple(sum(1 << _BIT[n] for n in vx.neighbours(c) if n in _BIT) for c in _BOX)    # face neighbours' bits
 _BURIABLE = sum(1 << i for i, c in enumerate(_BOX) if max(c) < 2)                  # +x, +y, +z neighbours in the box
-# _SPAN[k][lo][hi]: the cells whose coordinate k lies in lo..hi
-_SPAN = tuple(tuple(tuple(sum(1 << i for i, c in enumerate(_BOX) if lo <= c[k] <= hi) for hi in range(3))
-                    for lo in range(3)) for k in range(3))
+# _CHUNK_BITS[k][v], _CHUNK_CELLS[k][v]: the bits and the cells of chunk k when it holds v, ascending
+_CHUNK_BITS = tuple(tuple(tuple(9 * k + i for i in range(9) if v >> i & 1) for v in range(512)) for k in range(3))
+_CHUNK_CELLS = tuple(tuple(tuple(_BOX[i] for i in bits) for bits in table) for table in _CHUNK_BITS)
 
 
-def _probe_word(cubes) -> tuple[int, int]:
-    """(the set's word, the word of the empty cells of its bounding box that touch it)."""
-    word = near = 0
+def _span(k: int, values: int) -> int:
+    """The cells whose coordinate k lies between the least and the greatest of `values` (a 3-bit mask)."""
+    vs = [v for v in range(3) if values >> v & 1]
+    return sum(1 << i for i, c in enumerate(_BOX) if vs and vs[0] <= c[k] <= vs[-1])
+
+
+# Per 3-bit mask of the chunks in use (the x values) and per union u of the three chunks (the (y, z) places in
+# use): the cells of the bounding box, and how far the set lies from the origin (a shift of the word).
+_X_SPAN = tuple(_span(0, m) for m in range(8))
+_YZ_SPAN = tuple(_span(1, sum(1 << y for y in {i // 3 for i in range(9) if u >> i & 1}))
+                 & _span(2, sum(1 << z for z in {i % 3 for i in range(9) if u >> i & 1})) for u in range(512))
+_X_LOW = (0, 0, 9, 0, 18, 0, 9, 0)
+_YZ_LOW = (0,) + tuple(3 * min(i // 3 for i in range(9) if u >> i & 1) + min(i % 3 for i in range(9) if u >> i & 1)
+                       for u in range(1, 512))
+# _TURN[k][i]: the bit of cell i turned by rotation k (as `vx.rotated`) and moved back into the box
+_TURN = tuple(tuple(1 << _BIT[tuple(s * c[j] + (2 if s < 0 else 0) for j, s in perm)] for c in _BOX)
+              for perm in vx._SIGNED_PERMS)
+
+
+# _PLANE[k][v]: the cells whose coordinate k is v; _STRIDE[k]: the bit step of a unit step along axis k
+_PLANE = tuple(tuple(sum(1 << i for i, c in enumerate(_BOX) if c[k] == v) for v in range(3)) for k in range(3))
+_STRIDE = (9, 3, 1)
+# The 5 x 5 x 5 box around [0, 3)^3 (coordinates -1 .. 3, bit 25 (x + 1) + 5 (y + 1) + z + 1: ascending bits are
+# again sorted cells), for the empty cells beside a set, inside the box or one step out: _BIT5[i] is the bit of
+# box cell i there, _CELL5[j] the cell of bit j.
+_BIT5 = tuple(1 << (25 * (x + 1) + 5 * (y + 1) + z + 1) for x, y, z in _BOX)
+_CELL5 = tuple(itertools.product(range(-1, 4), repeat=3))
+
+
+def _word(cubes) -> int:
+    word = 0
     for c in cubes:
-        i = _BIT[c]
-        word |= 1 << i
+        word |= 1 << _BIT[c]
+    return word
+
+
+def _bits(word: int) -> tuple[int, ...]:
+    return _CHUNK_BITS[0][word & 511] + _CHUNK_BITS[1][(word >> 9) & 511] + _CHUNK_BITS[2][word >> 18]
+
+
+def _cells(word: int) -> tuple[tuple[int, int, int], ...]:
+    """The word's cells, sorted (a normalised set when the word is)."""
+    return _CHUNK_CELLS[0][word & 511] + _CHUNK_CELLS[1][(word >> 9) & 511] + _CHUNK_CELLS[2][word >> 18]
+
+
+def _connected_word(word: int) -> bool:
+    """Face-connected (an empty set is not)."""
+    (x0, _, x2), (y0, _, y2), (z0, _, z2) = _PLANE
+    reach = word & -word
+    while reach:
+        grown = (reach | (reach & ~x2) << 9 | (reach & ~x0) >> 9 | (reach & ~y2) << 3 | (reach & ~y0) >> 3
+                 | (reach & ~z2) << 1 | (reach & ~z0) >> 1) & word
+        if grown == reach:
+            break
+        reach = grown
+    return reach == word and word != 0
+
+
+def _beside(rest: int, word: int) -> list[tuple[int, int, int]]:
+    """The cells outside `word` beside a cube of `rest` (a subset of it), one step out of the box included,
+    sorted."""
+    r = 0
+    for i in _bits(rest):
+        r |= _BIT5[i]
+    w = 0
+    for i in _bits(word):
+        w |= _BIT5[i]
+    # rest lies inside the 5-box's inner 3 x 3 x 3: a unit step never wraps
+    t = (r << 25 | r >> 25 | r << 5 | r >> 5 | r << 1 | r >> 1) & ~w
+    out = []
+    while t:
+        low = t & -t
+        out.append(_CELL5[low.bit_length() - 1])
+        t ^= low
+    return out
+
+
+def _moved(rest: int, c) -> int | None:
+    """The word of rest + cell c (beside it, maybe one step out of the box), normalised, or None when the set does
+    not fit in the box."""
+    for k in range(3):
+        if c[k] < 0 or c[k] > 2:
+            if rest & _PLANE[k][2 if c[k] < 0 else 0]:
+                return None
+            rest = rest << _STRIDE[k] if c[k] < 0 else rest >> _STRIDE[k]
+            c = tuple((0 if c[k] < 0 else 2) if j == k else c[j] for j in range(3))
+            break
+    return _to_origin(rest | 1 << _BIT[c])
+
+
+def _mirror_word(word: int) -> int:
+    """`vx.mirror` (x -> -x), normalised."""
+    return _to_origin((word & 511) << 18 | word & 511 << 9 | word >> 18)
+
+
+def _achiral(cubes) -> bool:
+    """`vx.achiral` of a set inside the box."""
+    w = _word(cubes)
+    return _shape_id(_mirror_word(w)) == _shape_id(w)
+
+
+def _probes(word: int) -> int:
+    """The empty cells of the set's bounding box that touch it."""
+    near = 0
+    for i in _bits(word):
         near |= _NEAR[i]
-    xs, ys, zs = zip(*cubes)
-    box = _SPAN[0][min(xs)][max(xs)] & _SPAN[1][min(ys)][max(ys)] & _SPAN[2][min(zs)][max(zs)]
-    return word, near & box & ~word
+    a, b, c = word & 511, (word >> 9) & 511, word >> 18
+    return near & _X_SPAN[(a != 0) | (b != 0) << 1 | (c != 0) << 2] & _YZ_SPAN[a | b | c] & ~word
+
+
+def _to_origin(word: int) -> int:
+    """The word of the set moved to the origin (normalised)."""
+    a, b, c = word & 511, (word >> 9) & 511, word >> 18
+    return word >> (_X_LOW[(a != 0) | (b != 0) << 1 | (c != 0) << 2] + _YZ_LOW[a | b | c])
 
 
 @functools.lru_cache(maxsize=8192)
+def _turned_words(word: int) -> tuple[int, ...]:
+    """The words of the set under the 24 rotations, normalised: `vx.rotated(cells, k)` is `_cells(...[k])`."""
+    bits = _bits(word)
+    out = []
+    for turn in _TURN:
+        w = 0
+        for i in bits:
+            w |= turn[i]
+        out.append(_to_origin(w))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _shape_id(word: int) -> int:
+    """The same number for two sets iff one is a rotation of the other (the least of the 24 turned words)."""
+    return min(_turned_words(word))
+
+
 def drawing_visibility(cubes) -> tuple[float, float]:
     """(min best-face fraction over the cubes, min over empty touching cells of the bounding box if added)."""
-    word, probes = _probe_word(cubes)
+    return _word_visibility(_word(cubes))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _word_visibility(word: int) -> tuple[float, float]:
     # The fraction of all 81 faces of the box at once (what `vx.best_face_visibility` reads for cells in the box);
     # each face's fraction stands alone, so one pass serves the cubes and the empty cells.
     best = vx._box_word_visibility(word).reshape(27, 3).max(axis=1).tolist()
-    a = min(best[_BIT[c]] for c in cubes)
-    return a, min((b for i, b in enumerate(best) if probes >> i & 1), default=1.0)
+    a = min(best[i] for i in _bits(word))
+    return a, min((best[i] for i in _bits(_probes(word))), default=1.0)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -199,7 +317,7 @@ counterfactual = gap_fit
 
 
 def mirror_fits(scene: Scene) -> Record:
-    return Record((("mirror_fits", Choice(YES if vx.achiral(gap(scene)) else NO, (YES, NO))),))
+    return Record((("mirror_fits", Choice(YES if _achiral(gap(scene)) else NO, (YES, NO))),))
 
 
 # --- ladder --------------------------------------------------------------------------------------------------------
@@ -252,46 +370,51 @@ def fits_box(cubes) -> bool:
 
 def moves(cubes):
     """Every set made by moving one cube to an empty cell beside the rest, connected and inside 3x3x3, rotations of
-    `cubes` left out: yielded normalised, in a fixed order (cube moved, then target cell, both sorted)."""
-    s, own = set(cubes), tuple(cubes)
+    `cubes` (a set inside the box) left out: yielded normalised, in a fixed order (cube moved, then target cell,
+    both sorted)."""
+    word = _word(cubes)
+    own = _shape_id(word)
     seen = set()
-    for g in sorted(s):
-        rest = s - {g}
-        if not vx.connected(rest):
+    for i in _bits(word):
+        rest = word & ~(1 << i)
+        if not _connected_word(rest):
             continue
-        for c in sorted({n for r in rest for n in vx.neighbours(r)} - s):
-            new = vx.normalise(rest | {c})
-            if new not in seen:
+        for c in _beside(rest, word):
+            new = _moved(rest, c)
+            if new is not None and new not in seen:
                 seen.add(new)
-                if fits_box(new) and not same_shape(new, own):
-                    yield new
+                if _shape_id(new) != own:
+                    yield _cells(new)
 
 
 def random_move(rng, cubes, tries: int = 20):
     """One cube moved to a random empty cell beside the rest (connected, inside 3x3x3, not a rotation of the
-    original), or None."""
-    s = sorted(set(cubes))
-    own = tuple(s)
+    original; a set inside the box), or None."""
+    word = _word(cubes)
+    own, bits = _shape_id(word), _bits(word)
     for _ in range(tries):
-        g = s[int(rng.integers(len(s)))]
-        rest = set(s) - {g}
-        cells = sorted({n for r in rest for n in vx.neighbours(r)} - set(s))
+        rest = word & ~(1 << bits[int(rng.integers(len(bits)))])
+        cells = _beside(rest, word)
         c = cells[int(rng.integers(len(cells)))]
-        new = rest | {c}
-        if vx.connected(rest) and fits_box(new):
-            new = vx.normalise(new)
-            if not same_shape(new, own):
-                return new
+        if _connected_word(rest):
+            new = _moved(rest, c)
+            if new is not None and _shape_id(new) != own:
+                return _cells(new)
     return None
 
 
 def _visible_drawing(cubes) -> bool:
-    """Whether `drawing_visibility` passes. A cube, or an empty cell if added, whose +x, +y and +z neighbours are
-    cubes shows no face: that quick test turns away a third of the rotations `_turned` tries."""
-    word, probes = _probe_word(cubes)
-    if (word | probes) & _BURIABLE & (word >> 9) & (word >> 3) & (word >> 1):
+    """Whether `drawing_visibility` passes."""
+    return _visible_word(_word(cubes))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _visible_word(word: int) -> bool:
+    # A cube, or an empty cell if added, whose +x, +y and +z neighbours are cubes shows no face: that quick test
+    # turns away a third of the rotations `_turned` tries.
+    if (word | _probes(word)) & _BURIABLE & (word >> 9) & (word >> 3) & (word >> 1):
         return False
-    a, b = drawing_visibility(cubes)
+    a, b = _word_visibility(word)
     return a >= VISIBLE and b >= VISIBLE
 
 
@@ -304,10 +427,11 @@ def minimal_pair(scene: Scene) -> Scene:
     k = OPTIONS.index(q4) if q4 != NONE else scene.kinds.index("moved") if "moved" in scene.kinds else None
     if k is None:
         raise Reject("no_minimal_pair")
-    others = [c for i, c in enumerate(scene.candidates) if i != k]
+    others = {shape_key(c) for i, c in enumerate(scene.candidates) if i != k}
+    g_key = shape_key(g)
     for new in moves(scene.candidates[k]):
-        if any(same_shape(new, c) for c in others) or (q4 == NONE) != same_shape(new, g) or \
-                not _visible_drawing(new):
+        key = shape_key(new)
+        if key in others or (q4 == NONE) != (key == g_key) or not _visible_drawing(new):
             continue
         kinds = list(scene.kinds)
         kinds[k] = "moved" if q4 != NONE else "gap"
@@ -319,13 +443,17 @@ def minimal_pair(scene: Scene) -> Scene:
 
 
 def _random_polycube(rng, n: int) -> tuple | None:
-    cells = {(int(rng.integers(3)), int(rng.integers(3)), int(rng.integers(3)))}
-    while len(cells) < n:
-        front = sorted({m for c in cells for m in vx.neighbours(c) if all(0 <= v < 3 for v in m)} - cells)
+    """n cells of the box [0, 3)^3 grown from a random one, each time a random empty face neighbour (the cells
+    as words: ascending bits are the sorted cells), normalised."""
+    i = 9 * int(rng.integers(3)) + 3 * int(rng.integers(3)) + int(rng.integers(3))
+    word, near, size = 1 << i, _NEAR[i], 1
+    while size < n:
+        front = _bits(near & ~word)
         if not front:
             return None
-        cells.add(front[int(rng.integers(len(front)))])
-    return vx.normalise(cells)
+        i = front[int(rng.integers(len(front)))]
+        word, near, size = word | 1 << i, near | _NEAR[i], size + 1
+    return _cells(_to_origin(word))
 
 
 def _grow_gap(rng, block, n: int, sym_axis: int | None) -> int | None:
@@ -338,33 +466,41 @@ def _grow_gap(rng, block, n: int, sym_axis: int | None) -> int | None:
     mirror = t.mirror[sym_axis] if sym_axis is not None else range(27)
     r = rng.random()
     if r < SEED_SHEET and t.sheet:
-        g = set(t.sheet)
-        g.update([mirror[c] for c in g])
+        seeds = t.sheet + tuple(mirror[c] for c in t.sheet)
     elif r < SEED_SHEET + SEED_FRONT:
-        g = {t.front_corner, mirror[t.front_corner]}
+        seeds = (t.front_corner, mirror[t.front_corner])
     else:
         start = 9 * int(rng.integers(block[0])) + 3 * int(rng.integers(block[1])) + int(rng.integers(block[2]))
-        g = {start, mirror[start]}
+        seeds = (start, mirror[start])
+    # The gap and its front as words (ascending bits are the sorted cells).
     around, behind = t.around, t.behind
-    front = set().union(*[around[c] for c in g]) - g
     ahead = list(t.outside)                     # per cell: +x, +y, +z neighbours outside the block or in the gap
-    for c in g:
-        for m in behind[c]:
-            ahead[m] += 1
-    while len(g) < n:
+    g = 0
+    for c in seeds:
+        if not g >> c & 1:
+            g |= 1 << c
+            for m in behind[c]:
+                ahead[m] += 1
+    front = 0
+    for c in _bits(g):
+        front |= around[c]
+    front &= ~g
+    size = g.bit_count()
+    while size < n:
         if not front:
             return None
-        cells = sorted(front)                   # ascending ids are the cells in sorted order
+        cells = _bits(front)
         # GROW_BIAS ** ahead, summed in order (= np.cumsum)
         w = list(itertools.accumulate([_BIAS_POWERS[ahead[c]] for c in cells]))
         c = cells[min(bisect.bisect_right(w, rng.random() * w[-1]), len(cells) - 1)]
-        for new in {c, mirror[c]}:
-            g.add(new)
-            front.discard(new)
-            front |= around[new] - g
-            for m in behind[new]:
-                ahead[m] += 1
-    return sum(1 << c for c in g)
+        m = mirror[c]                           # never in the gap: the gap is its own mirror image
+        for new in (c,) if m == c else (c, m):
+            for k in behind[new]:
+                ahead[k] += 1
+        g |= 1 << c | 1 << m
+        front = (front | around[c] | around[m]) & ~g
+        size = g.bit_count()
+    return g
 
 
 _BIAS_POWERS = tuple(GROW_BIAS ** k for k in range(4))
@@ -372,7 +508,7 @@ _BIAS_POWERS = tuple(GROW_BIAS ** k for k in range(4))
 
 @dataclass(frozen=True)
 class _BlockTables:
-    """Per cell id (9 x + 3 y + z) of a block: its face neighbours inside the block (ids); how many of its +x, +y,
+    """Per cell id (9 x + 3 y + z) of a block: its face neighbours inside the block (a word); how many of its +x, +y,
     +z neighbours lie outside the block; its -x, -y, -z neighbours inside the block (the cells it lies ahead of);
     per axis, the id of its mirror image across the block's mid-plane. And the block's cells, sorted; the seed
     sheet of `_grow_gap` (empty unless the block is 2 x 3 x 3 in some order); the corner nearest the viewer."""
@@ -391,10 +527,10 @@ def _block_tables(block) -> _BlockTables:
         return 0 <= c[0] < block[0] and 0 <= c[1] < block[1] and 0 <= c[2] < block[2]
 
     cells = tuple(itertools.product(*(range(d) for d in block)))
-    around, outside, behind = [frozenset()] * 27, [0] * 27, [()] * 27
+    around, outside, behind = [0] * 27, [0] * 27, [()] * 27
     for c in cells:
         i = _BIT[c]
-        around[i] = frozenset(_BIT[m] for m in vx.neighbours(c) if inside(m))
+        around[i] = sum(1 << _BIT[m] for m in vx.neighbours(c) if inside(m))
         outside[i] = sum(not inside(tuple(c[j] + (j == k) for j in range(3))) for k in range(3))
         behind[i] = tuple(_BIT[m] for m in (tuple(c[j] - (j == k) for j in range(3)) for k in range(3)) if inside(m))
     mirror = tuple(tuple(_BIT[tuple(block[k] - 1 - c[j] if j == k else c[j] for j in range(3))] if inside(c) else i
@@ -418,14 +554,12 @@ def _buried(piece, block) -> bool:
 
 
 def _turned(rng, cubes) -> tuple | None:
-    """The set in a random one of the 24 rotations whose drawing passes the visibility rules."""
-    tried = set()
-    for i in rng.permutation(24):
-        t = vx.rotated(cubes, int(i))
-        if t not in tried:                  # a symmetric shape repeats itself under some rotations
-            tried.add(t)
-            if _visible_drawing(t):
-                return t
+    """The set in a random one of the 24 rotations whose drawing passes the visibility rules (a rotation that
+    repeats another one of a symmetric shape gets the same verdict)."""
+    turns = _turned_words(_word(cubes))
+    for i in rng.permutation(24).tolist():
+        if _visible_word(turns[i]):
+            return _cells(turns[i])
     return None
 
 
@@ -440,12 +574,12 @@ def _same_size(rng, level: int, g, need: int, q4_none: bool) -> list | None:
     """`need` distractors of |G| cubes: a moved copy first when Q4 is none, the mirror image when G is chiral
     (levels 2-3), then moved copies and other shapes."""
     out: list[tuple[str, tuple]] = []
-    seen = [tuple(g)]                              # one set of each shape met so far
+    seen = {shape_key(g)}                          # the shapes met so far
 
     def take(kind, cubes):
         cubes = vx.normalise(cubes)
-        if fits_box(cubes) and not any(same_shape(cubes, c) for c in seen):
-            seen.append(cubes)
+        if fits_box(cubes) and shape_key(cubes) not in seen:
+            seen.add(shape_key(cubes))
             out.append((kind, cubes))
 
     if q4_none:
@@ -453,8 +587,8 @@ def _same_size(rng, level: int, g, need: int, q4_none: bool) -> list | None:
         if moved is None:
             return None
         take("moved", moved)
-    if level >= 2 and not vx.achiral(g) and len(out) < need:
-        take("mirror", vx.mirror(g))
+    if level >= 2 and not _achiral(g) and len(out) < need:
+        take("mirror", _cells(_mirror_word(_word(g))))
     for _ in range(12):
         if len(out) >= need:
             break
@@ -471,16 +605,16 @@ def _same_size(rng, level: int, g, need: int, q4_none: bool) -> list | None:
 def _other_size(rng, g, piece, star, need: int, q5_none: bool) -> list | None:
     """`need` candidates whose size is not |G|: decoys G + one other piece cube beside G (one first when Q5 is
     none), G less one cube, other shapes; none of them a rotation of G + star."""
-    decoys = [vx.normalise(set(g) | {c}) for c in sorted(piece)
-              if c != star and any(n in set(g) for n in vx.neighbours(c))]
-    minus = [vx.normalise(set(g) - {c}) for c in sorted(g) if len(g) > 2 and vx.connected(set(g) - {c})]
+    gw = _word(g)                                  # G, the piece and the star lie in the block
+    decoys = [_cells(_to_origin(gw | 1 << _BIT[c])) for c in sorted(piece) if c != star and _NEAR[_BIT[c]] & gw]
+    minus = [_cells(_to_origin(gw & ~(1 << i))) for i in _bits(gw) if len(g) > 2 and _connected_word(gw & ~(1 << i))]
     out: list[tuple[str, tuple]] = []
-    seen = [vx.normalise(set(g) | {star}), tuple(g)]     # one set of each shape met so far
+    seen = {_shape_id(gw | 1 << _BIT[star]), _shape_id(gw)}     # the shapes met so far
 
     def take(kind, cubes):
         cubes = vx.normalise(cubes)
-        if len(cubes) != len(g) and fits_box(cubes) and not any(same_shape(cubes, c) for c in seen):
-            seen.append(cubes)
+        if len(cubes) != len(g) and fits_box(cubes) and shape_key(cubes) not in seen:
+            seen.add(shape_key(cubes))
             out.append((kind, cubes))
 
     if q5_none and decoys:
@@ -537,7 +671,7 @@ def _judged_gap(block, word: int) -> tuple[bool, tuple, tuple, tuple] | None:
     stars = [c for c in piece if any(n in g for n in vx.neighbours(c)) and c not in cut]
     vis = vx.face_visibility(piece, [(c, ax) for c in stars for ax in vx.AXES]).reshape(-1, 3).max(axis=1)
     stars = tuple(c for c, v in zip(stars, vis) if v >= STAR_VISIBLE)
-    return (vx.achiral(gt), gt, piece, stars) if stars else None
+    return (_achiral(gt), gt, piece, stars) if stars else None
 
 
 def sample(rng: np.random.Generator, level: int) -> Scene:
@@ -639,12 +773,14 @@ def draw(scene: Scene, canvas: Canvas) -> None:
     if not _inside(CAM.project(corners, S_PX, origin), lay["boxes"]["block"]):
         raise Reject("block_clipped")
 
+    at = {p: CAM.project(p, S_PX, origin).tolist() for p in corners}       # each corner projected alone, once
+
     def wire(es, width):
         ctx.set_source_rgb(*WIRE)
         ctx.set_line_width(width)
         for p, q in es:
-            ctx.move_to(*CAM.project(p, S_PX, origin))
-            ctx.line_to(*CAM.project(q, S_PX, origin))
+            ctx.move_to(*at[p])
+            ctx.line_to(*at[q])
         ctx.stroke()
     wire(hidden, 1.5)
     pj.draw_cubes(ctx, scene.piece, CAM, S_PX, origin, tint={q: ORANGE for q in scene.piece})
