@@ -159,15 +159,31 @@ def _first_free_spot(canvas: Canvas, text: str, centres, owner: str | None, styl
         x0, y0, x1, y1 = corners
         reach = clearance_px + 1.0
         near = canvas.strokes_near((x0 - reach, y0 - reach, x1 + reach, y1 + reach), owner)
-        if near:
-            grown = b.buffer(clearance_px)
-            if any(grown.intersects(g) for g in near):
-                continue
+        if near and _too_close(b, near, clearance_px):
+            continue
         if draw:
             _paint_text(canvas, text, c, style, ext)
         canvas.labels.append(b)
         return b
     raise Reject("label_clash")
+
+
+# `b.buffer(r)` rounds a box's corners with 16 chords per quarter circle, their ends on the circle: it holds every
+# point within r cos(pi / 64) of the box and none farther than r.
+_BUFFER_INNER = math.cos(math.pi / 64)
+
+
+def _too_close(b: Polygon, near: list, r: float) -> bool:
+    """Whether `b.buffer(r)` intersects any of `near`, settled by exact distances where they are clear of the
+    buffer's chords by a margin; the buffer is built only for a geometry in between."""
+    d = shapely.distance(b, near)
+    if (d < r * _BUFFER_INNER - 1e-6).any():
+        return True
+    doubtful = [g for g, x in zip(near, d.tolist()) if x <= r + 1e-6]
+    if not doubtful:
+        return False
+    grown = b.buffer(r)
+    return any(grown.intersects(g) for g in doubtful)
 
 
 def place_label_beside(canvas: Canvas, text: str, part_box_px, owner: str | None, style: Style = LABEL,

@@ -450,3 +450,27 @@ def test_grain_copies_match_the_plain_formula():
     for s in SIGMAS:
         want = np.clip(np.rint(rgb.astype(np.float32) + (np.float32(s) * field)[:, :, None]), 0, 255).astype(np.uint8)
         assert copies[s].dtype == np.uint8 and np.array_equal(copies[s], want)
+
+
+def test_stroke_clearance_from_distances_is_the_buffer_test():
+    """`_too_close` settles most candidates from exact distances: the same verdict as `b.buffer(r)` intersecting a
+    stroke, also for strokes within a hair of the clearance at the box's rounded corners."""
+    import math
+
+    from shapely.geometry import LineString, Point, box
+
+    from grip.renderers import text
+    g = np.random.default_rng(1)
+    for _ in range(400):
+        x0, y0 = g.uniform(0, 500, 2)
+        w, h = g.uniform(5, 80, 2)
+        b, r = box(x0, y0, x0 + w, y0 + h), float(g.choice([4.0, 8.0, 10.0]))
+        near = []
+        for _ in range(4):
+            ang, d = g.uniform(0, 2 * math.pi), r * g.uniform(0.995, 1.005)
+            cx, cy = (x0, x0 + w)[int(g.integers(2))], (y0, y0 + h)[int(g.integers(2))]
+            px, py = cx + d * math.cos(ang), cy + d * math.sin(ang)
+            near.append((Point(px, py), LineString([(px, py), (px + g.uniform(-3, 3), py + g.uniform(-3, 3))]),
+                         Point(px, py).buffer(0.5))[int(g.integers(3))])
+        for m in range(1, 5):
+            assert text._too_close(b, near[:m], r) == any(b.buffer(r).intersects(s) for s in near[:m])
