@@ -39,10 +39,10 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-from shapely.geometry import box
+import shapely
 
 from grip.renderers import shapes
-from grip.renderers.canvas import Canvas
+from grip.renderers.canvas import Canvas, LazyGeometry
 from grip.renderers.style import GREY, GREY_DARK, GREY_PALE, LABEL, OKABE_ITO, TEXT, THIN, Style, tint
 from grip.renderers.text import draw_text, draw_text_px, text_size
 
@@ -114,8 +114,12 @@ class Scene:
 # --- flight (pure) ------------------------------------------------------------------------------------------------
 
 def velocity(scene: Scene) -> tuple[float, float]:
-    a = math.radians(scene.angle_deg)
-    return scene.speed_mps * math.cos(a), scene.speed_mps * math.sin(a)
+    return _velocity(scene.speed_mps, scene.angle_deg)
+
+
+def _velocity(speed: float, angle_deg: float) -> tuple[float, float]:
+    a = math.radians(angle_deg)
+    return speed * math.cos(a), speed * math.sin(a)
 
 
 def height_at(scene: Scene, s: float) -> float:
@@ -142,8 +146,12 @@ def _dots_of(x0: float, y0: float, vx: float, vy: float, facing: int, dt: float,
 
 def landing_s(scene: Scene) -> float:
     """Distance along the flight where the centre comes down to y = r (the ball touches the ground)."""
-    vx, vy = velocity(scene)
-    t = (vy + math.sqrt(vy * vy + 2 * G * (scene.launch_y_m - R_BALL))) / G
+    return _landing_s(scene.speed_mps, scene.angle_deg, scene.launch_y_m)
+
+
+def _landing_s(speed: float, angle_deg: float, launch_y: float) -> float:
+    vx, vy = _velocity(speed, angle_deg)
+    t = (vy + math.sqrt(vy * vy + 2 * G * (launch_y - R_BALL))) / G
     return vx * t
 
 
@@ -266,29 +274,35 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
                      wall_x_m=10.0, wall_h_m=1.0,
                      speed_factor=factors[0])
         last_s = abs(d[-1][0] - launch_x)
+        edge = landing_s(base) + R_BALL
         for factor in rng.permutation(factors):
-            scene = _wall_for(rng, replace(base, speed_factor=float(factor)), last_s, q4, q5)
+            scene = _wall_for(rng, base, float(factor), edge, last_s, q4, q5)
             if scene is not None:
                 return scene
     raise Reject("no_flight_for_target")
 
 
-def _wall_for(rng: np.random.Generator, base: Scene, last_s: float, q4: str, q5: str | None) -> Scene | None:
-    """A wall (face distance, then height, both on a 0.1 m grid) that gives `base` outcome q4 and its slowed launch
-    outcome q5 at the changed speed, every margin passing; None if there is none."""
+def _wall_for(rng: np.random.Generator, base: Scene, factor: float, edge: float, last_s: float, q4: str,
+              q5: str | None) -> Scene | None:
+    """A wall (face distance, then height, both on a 0.1 m grid) that gives `base` (at speed factor `factor`, its
+    ball's leading edge at landing `edge` along the flight) outcome q4 and its changed launch outcome q5, every
+    margin passing; None if there is none."""
     lo, hi = max(6.0, last_s + R_BALL + WALL_CLEAR_M), min(19.0, VIEW_W[base.level] - 1.0)
     if base.level == 1:
         hi = min(hi, last_s + R_BALL + CLOSE_WALL_M)
-    slow = edit(base)
-    for sc, target in ((base, q4), (slow, q5)):
-        edge = landing_s(sc) + R_BALL
+    # the changed launch's landing from plain floats (edit's speed): most factors find no wall face, and need
+    # no Scene
+    slow_edge = _landing_s(round(base.speed_mps * factor, 2), base.angle_deg, base.launch_y_m) + R_BALL
+    for e, target in ((edge, q4), (slow_edge, q5)):
         if target == LANDS:
-            lo = max(lo, edge + LAND_GAP_M)
+            lo = max(lo, e + LAND_GAP_M)
         elif target is not None:
-            hi = min(hi, edge - LAND_GAP_M)
+            hi = min(hi, e - LAND_GAP_M)
     near = _interval_from(rng, lo, hi)
     if near is None:
         return None
+    base = replace(base, speed_factor=factor)
+    slow = edit(base)
     h_lo, h_hi = 1.0, 9.0
     for sc, target in ((base, q4), (slow, q5)):
         a, b = _height_range(sc, near, target)
@@ -425,6 +439,7 @@ def _ball_text(scene: Scene) -> str:
             f"centre every {scene.dt_s:g} s, numbered from 0 at the launch. ")
 
 
+@functools.lru_cache(maxsize=256)   # the sampler and the builder each ask for the accepted scene's ladder
 def ladder(scene: Scene) -> Ladder:
     spacing, top_gap, span, rise = _dot_margins(scene)
     k = scene.steps
@@ -518,29 +533,39 @@ def _meet(a, b) -> bool:
 def _label_dot(canvas: Canvas, text: str, center_px, normal, owner: str, labels: list, strokes: list) -> None:
     """Index next to its dot: first on either side of the path (normal to it), then the eight compass points; the
     first spot that overlaps no label, stays 8 px from every other stroke and lies in the safe area. `labels`
-    holds (box, bounds) of the canvas's labels, and grows with it; `strokes` (owner, geometry, bounds) of its
-    strokes. Shapely decides only where bounds meet: geometries whose bounds are apart never intersect."""
+    holds the bounds of the canvas's labels, and grows with it: every label is an axis-aligned box, and two such
+    boxes intersect exactly where their closed bounds meet. `strokes` holds (owner, outline, box): the box the
+    outline's bounds, or for an outline not yet built (a `LazyGeometry`) a box holding it, its bounds then looked
+    at only where that box meets. Shapely decides only where bounds meet: geometries whose bounds are apart never
+    intersect."""
     w, h = text_size(canvas, text, DOT_LABEL)   # text_box_px's box, measured once for every spot
     lo, _, hi, _ = canvas.safe_box()
     for r in (21.0, 26.0, 32.0):
         for d in (normal, (-normal[0], -normal[1])) + COMPASS:
             c = (center_px[0] + d[0] * r, center_px[1] + d[1] * r)
-            bb = (c[0] - w / 2, c[1] - h / 2, c[0] + w / 2, c[1] + h / 2)
-            if not (bb[0] >= lo and bb[1] >= lo and bb[2] <= hi and bb[3] <= hi):
+            x0, y0, x1, y1 = bb = (c[0] - w / 2, c[1] - h / 2, c[0] + w / 2, c[1] + h / 2)
+            if not (x0 >= lo and y0 >= lo and x1 <= hi and y1 <= hi):
                 continue
-            b = box(*bb)
-            if any(_meet(bb, ob) and b.intersects(o) for o, ob in labels):
+            if any(x0 <= ob[2] and ob[0] <= x1 and y0 <= ob[3] and ob[1] <= y1 for ob in labels):   # _meet, inline
                 continue
+            b = shapely.box(*bb)
             # b.buffer(8.0) lies inside bb widened by 8 px (by 8.5, against rounding)
-            wide = (bb[0] - 8.5, bb[1] - 8.5, bb[2] + 8.5, bb[3] + 8.5)
-            near = [g for own, g, gb in strokes if own != owner and _meet(wide, gb)]
+            wide = u0, v0, u1, v1 = (x0 - 8.5, y0 - 8.5, x1 + 8.5, y1 + 8.5)
+            near = []
+            for own, g, gb in strokes:
+                if u0 <= gb[2] and gb[0] <= u1 and v0 <= gb[3] and gb[1] <= v1 and own != owner:
+                    if isinstance(g, LazyGeometry):
+                        g = g.geometry
+                        if not _meet(wide, g.bounds):
+                            continue
+                    near.append(g)
             if near:
                 grown = b.buffer(8.0)
                 if any(grown.intersects(g) for g in near):
                     continue
             draw_text_px(canvas, text, c, DOT_LABEL)
             canvas.labels.append(b)
-            labels.append((b, bb))
+            labels.append(bb)
             return
     raise Reject("label_clash")
 
@@ -561,27 +586,28 @@ def draw(scene: Scene, canvas: Canvas) -> None:
     wx1, wy1 = to_px(lv, f, scene.wall_x_m + WALL_T, scene.wall_h_m)
     if not (x0 <= wx0 and wx1 <= x1 and wy1 >= TOP_PX[lv]):
         raise Reject("wall_off_view")
-    shapes.rect(canvas, wx0, wy1, wx1, wy0, BRICK.with_(stroke=None), owner="wall")
+    # the outlines drawn here, unbuilt, for the dot labels (the lazy ones in canvas.strokes, which builds them all)
+    drawn = [("wall", shapes.rect(canvas, wx0, wy1, wx1, wy0, BRICK.with_(stroke=None), owner="wall"))]
     mortar = [((wx0, wy0 - k * 0.25 * ppm), (wx1, wy0 - k * 0.25 * ppm))
               for k in range(1, int(scene.wall_h_m / 0.25 + 1e-9) + 1) if k * 0.25 < scene.wall_h_m - 0.05]
     if mortar:
         shapes.segments(canvas, mortar, Style(stroke=(1, 1, 1), width_px=1.5), register=False)
-    shapes.rect(canvas, wx0, wy1, wx1, wy0, BRICK.with_(fill=None), owner="wall")
+    drawn.append(("wall", shapes.rect(canvas, wx0, wy1, wx1, wy0, BRICK.with_(fill=None), owner="wall")))
     # launch pillar under dot 0 when the launch is raised
     lx, _ = to_px(lv, f, scene.launch_x_m, scene.launch_y_m)
     top = scene.launch_y_m - R_BALL
     if top > 0.05:
         half = 0.2 * ppm
-        shapes.rect(canvas, lx - half, ground - top * ppm, lx + half, ground,
-                    Style(stroke=GREY_DARK, fill=(0.7, 0.7, 0.7), width_px=2.0), owner="pillar")
+        drawn.append(("pillar", shapes.rect(canvas, lx - half, ground - top * ppm, lx + half, ground,
+                                            Style(stroke=GREY_DARK, fill=(0.7, 0.7, 0.7), width_px=2.0),
+                                            owner="pillar")))
     pts = [to_px(lv, f, x, y) for x, y in dots(scene)]
     for i, p in enumerate(pts):
-        if not canvas.inside_safe([(p[0] - 8, p[1] - 8), (p[0] + 8, p[1] + 8)]) or p[1] < TOP_PX[lv]:
+        if not canvas.box_inside_safe(p[0] - 8, p[1] - 8, p[0] + 8, p[1] + 8) or p[1] < TOP_PX[lv]:
             raise Reject("dot_off_view")
-        shapes.circle(canvas, p, DOT_R_PX[lv], BALL, owner=f"dot{i}")
-    labels = list(boxes)
-    n_back = len(strokes)
-    strokes = [("backdrop", g, gb) for g, gb in strokes] + [(own, g, g.bounds) for own, g in canvas.strokes[n_back:]]
+        drawn.append((f"dot{i}", shapes.circle(canvas, p, DOT_R_PX[lv], BALL, owner=f"dot{i}")))
+    labels = [bb for _, bb in boxes]
+    strokes = [("backdrop", g, gb) for g, gb in strokes] + [(own, g, g.reach() or g.bounds) for own, g in drawn]
     vx, vy = velocity(scene)
     for i, p in enumerate(pts):
         t = i * scene.dt_s
