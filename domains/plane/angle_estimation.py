@@ -46,6 +46,9 @@ ESTIMATE_TOL, SUM_TOL = 6.0, 10.0
 LABEL_HALF_PX = 13.0
 LABEL_CLEAR_PX = 8.0
 ARC = Style(stroke=OKABE_ITO["blue"], width_px=2.5)
+ARM = Style(stroke=BLACK, width_px=3.0)
+VERTEX = Style(stroke=BLACK, fill=BLACK, width_px=1.0)
+LETTER = LABEL.with_(font_px=22.0)
 
 
 @dataclass(frozen=True)
@@ -73,29 +76,106 @@ def cell_box(i: int) -> tuple[float, float, float, float]:
             (cx + 1) * CELL_PX - pad(cx == 0), (cy + 1) * CELL_PX - pad(cy == 0))
 
 
-@lru_cache(maxsize=256)   # label_spot, extent and draw ask for the same angle's strokes
+@lru_cache(maxsize=256)   # label_spot and extent ask for the same angle's points
+def stroke_points(v, phi: float, theta: float, arms) -> tuple[tuple[tuple[float, float], ...], ...]:
+    """The points of an angle's three strokes, as polylines in page px: arm 1, arm 2 (each from the vertex) and the
+    arc."""
+    return ((v, along(v, phi, arms[0])), (v, along(v, phi + theta, arms[1])),
+            tuple(along(v, phi + theta * k / 24, ARC_PX) for k in range(25)))
+
+
 def strokes(v, phi: float, theta: float, arms) -> tuple[LineString, ...]:
-    arc = [along(v, phi + theta * k / 24, ARC_PX) for k in range(25)]
-    return (LineString([v, along(v, phi, arms[0])]), LineString([v, along(v, phi + theta, arms[1])]),
-            LineString(arc))
+    """The three strokes as LineStrings, for GEOS."""
+    return tuple(LineString(pts) for pts in stroke_points(v, phi, theta, arms))
 
 
 LABEL_TRIES = [(64, 0), (90, 0), (34, 180), (50, 180)] + [(r, t) for r in (36, 60) for t in
                                                           (150, -150, 120, -120, 90, -90)]
+LABEL_NEED_PX = LABEL_CLEAR_PX + 1.5   # a letter box's distance from every stroke, at least
+NEAR_EPS_PX = 1e-6                     # plain-float distances within this of LABEL_NEED_PX go to GEOS
 
 
 @lru_cache(maxsize=256)
 def label_spot(v, phi: float, theta: float, arms) -> tuple[float, float] | None:
     """Centre of the letter: the first spot, along the bisector beyond the arc and then around the vertex, whose
-    box keeps `LABEL_CLEAR_PX` from both arms and the arc."""
+    box keeps `LABEL_CLEAR_PX` from both arms and the arc (the box's distance from each at least
+    `LABEL_NEED_PX`, as GEOS measures it). Decided in plain floats, which differ from GEOS's distances by far less
+    than `NEAR_EPS_PX`; a spot that close to the bound is left to `_label_spot_geos`."""
+    lines = [(pts, _bounds(pts)) for pts in stroke_points(v, phi, theta, arms)]
+    bis = phi + theta / 2
+    for r, turn in LABEL_TRIES:
+        c = along(v, bis + turn, r)
+        clear = _box_clear(c[0] - LABEL_HALF_PX, c[1] - LABEL_HALF_PX, c[0] + LABEL_HALF_PX, c[1] + LABEL_HALF_PX,
+                           lines)
+        if clear is None:
+            return _label_spot_geos(v, phi, theta, arms)
+        if clear:
+            return c
+    return None
+
+
+def _bounds(pts) -> tuple[float, float, float, float]:
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _box_clear(x0: float, y0: float, x1: float, y1: float, lines) -> bool | None:
+    """Whether the box keeps `LABEL_NEED_PX` from every polyline of `lines` (each its points and bounds): True,
+    False, or None where a distance lies within `NEAR_EPS_PX` of that bound. A polyline or segment whose bounds
+    keep the bound (with the margin) is passed without measuring."""
+    far = (LABEL_NEED_PX + NEAR_EPS_PX) ** 2
+    undecided = False
+    for pts, (u0, v0, u1, v1) in lines:
+        dx, dy = max(u0 - x1, x0 - u1, 0.0), max(v0 - y1, y0 - v1, 0.0)
+        if dx * dx + dy * dy >= far:
+            continue
+        for (ax, ay), (bx, by) in zip(pts, pts[1:]):
+            dx = max((ax if ax < bx else bx) - x1, x0 - (bx if ax < bx else ax), 0.0)
+            dy = max((ay if ay < by else by) - y1, y0 - (by if ay < by else ay), 0.0)
+            if dx * dx + dy * dy >= far:
+                continue
+            d = _box_segment_distance(x0, y0, x1, y1, ax, ay, bx, by)
+            if d < LABEL_NEED_PX - NEAR_EPS_PX:
+                return False
+            undecided = undecided or d <= LABEL_NEED_PX + NEAR_EPS_PX
+    return None if undecided else True
+
+
+def _box_segment_distance(x0: float, y0: float, x1: float, y1: float, ax: float, ay: float, bx: float,
+                          by: float) -> float:
+    """Distance between the box (x0, y0, x1, y1) and the segment ab: 0 where they meet, else the least of the
+    ends' distances from the box and the corners' distances from the segment."""
+    # Liang-Barsky: the part of ab inside the box, if any
+    dx, dy, t0, t1 = bx - ax, by - ay, 0.0, 1.0
+    for p, q in ((-dx, ax - x0), (dx, x1 - ax), (-dy, ay - y0), (dy, y1 - ay)):
+        if p == 0:
+            if q < 0:
+                break
+        elif p < 0:
+            t0 = max(t0, q / p)
+        else:
+            t1 = min(t1, q / p)
+        if t0 > t1:
+            break
+    else:
+        return 0.0
+    d = min(math.hypot(max(x0 - x, 0.0, x - x1), max(y0 - y, 0.0, y - y1)) for x, y in ((ax, ay), (bx, by)))
+    n2 = dx * dx + dy * dy
+    for x, y in ((x0, y0), (x1, y0), (x1, y1), (x0, y1)):
+        t = min(max(((x - ax) * dx + (y - ay) * dy) / n2, 0.0), 1.0)   # the corner's nearest point on ab
+        d = min(d, math.hypot(x - ax - t * dx, y - ay - t * dy))
+    return d
+
+
+def _label_spot_geos(v, phi: float, theta: float, arms) -> tuple[float, float] | None:
+    """`label_spot` by GEOS: every spot's box against the three strokes in one call."""
     lines = np.array(strokes(v, phi, theta, arms), dtype=object)
     bis = phi + theta / 2
     spots = [along(v, bis + turn, r) for r, turn in LABEL_TRIES]
     c = np.array(spots)
-    # Every spot's box against the three strokes in one GEOS call (the same distances as one call per pair).
     b = shapely.box(c[:, 0] - LABEL_HALF_PX, c[:, 1] - LABEL_HALF_PX, c[:, 0] + LABEL_HALF_PX,
                     c[:, 1] + LABEL_HALF_PX)
-    clear = (shapely.distance(b[:, None], lines[None, :]) >= LABEL_CLEAR_PX + 1.5).all(1)
+    clear = (shapely.distance(b[:, None], lines[None, :]) >= LABEL_NEED_PX).all(1)
     return next((p for p, ok in zip(spots, clear) if ok), None)
 
 
@@ -105,8 +185,8 @@ def extent(v, phi: float, theta: float, arms) -> tuple[float, float, float, floa
     if spot is None:
         return None
     xs, ys = [spot[0] - LABEL_HALF_PX, spot[0] + LABEL_HALF_PX], [spot[1] - LABEL_HALF_PX, spot[1] + LABEL_HALF_PX]
-    for g in strokes(v, phi, theta, arms):
-        x0, y0, x1, y1 = g.bounds
+    for pts in stroke_points(v, phi, theta, arms):
+        x0, y0, x1, y1 = _bounds(pts)   # the stroke's LineString's bounds
         xs += [x0 - 2, x1 + 2]
         ys += [y0 - 2, y1 + 2]
     return min(xs), min(ys), max(xs), max(ys)
@@ -230,27 +310,30 @@ def _valid(theta: int, level: int) -> bool:
         abs(theta - 180) >= STRAIGHT_GAP_DEG
 
 
-def _q_theta(rng: np.random.Generator, cls: str, level: int) -> int:
-    lo, hi = {ACUTE: (20, 82), RIGHT: (90, 90), OBTUSE: (98, 170), REFLEX: (190, 340)}[cls]
-    return int(rng.integers(lo, min(hi, THETA[level][1]) + 1))
+Q_THETA = {ACUTE: (20, 82), RIGHT: (90, 90), OBTUSE: (98, 170), REFLEX: (190, 340)}   # Q's range per class
 
 
 def _thetas(rng: np.random.Generator, level: int, cls: str, r4: int, r5: int, n_acute: int):
     """theta of P, Q, R, S and X with Q in class `cls`, Q's rank r4 now and r5 once opened by X, and n_acute acute
     angles; every gap at least g. None if the draw failed."""
     g, (lo, hi) = GAP_DEG[level], THETA[level]
-    tq = _q_theta(rng, cls, level)
+    q_lo, q_hi = Q_THETA[cls]
+    tq = int(rng.integers(q_lo, min(q_hi, hi) + 1))
     x = EXTRA[int(rng.integers(len(EXTRA)))]      # the draw of rng.choice(EXTRA), without its overhead
     if tq + x > 340:
         return None
-    slots = [(lo, tq - g)] * (r4 - 1) + [(tq + g, tq + x - g)] * (r5 - r4) + [(tq + x + g, hi)] * (4 - r5)
-    # The acute ones are the smallest: the first n_acute - [Q acute] slots take acute values, the rest obtuse or
-    # more, each drawn in ascending order at least g above the one before.
+    # Three slots for the other angles: r4 - 1 below Q, r5 - r4 between Q and the opened Q, 4 - r5 above it. The
+    # acute ones are the smallest: the first n_acute - [Q acute] slots take acute values, the rest obtuse or more,
+    # each drawn in ascending order at least g above the one before.
     k = n_acute - (tq < 90)
     others, prev = [], -g
-    for n, (a, b) in enumerate(slots):
-        a, b = max(a, prev + g), b
-        a, b = (a, min(b, 90 - RIGHT_GAP_DEG)) if n < k else (max(a, 90 + RIGHT_GAP_DEG), b)
+    for n in range(3):
+        a, b = (lo, tq - g) if n < r4 - 1 else (tq + g, tq + x - g) if n < r5 - 1 else (tq + x + g, hi)
+        a = max(a, prev + g)
+        if n < k:
+            b = min(b, 90 - RIGHT_GAP_DEG)
+        else:
+            a = max(a, 90 + RIGHT_GAP_DEG)
         if a > b:
             return None
         t = int(rng.integers(a, b + 1))
@@ -366,9 +449,9 @@ def draw(scene: Scene, canvas: Canvas) -> None:
         arc = [along(v, phi + theta * k / 48, ARC_PX) for k in range(49)]
         shapes.polyline(canvas, arc, ARC, owner=NAMES[i])
         for a, length in ((phi, arms[0]), (phi + theta, arms[1])):
-            shapes.line(canvas, v, along(v, a, length), Style(stroke=BLACK, width_px=3.0), owner=NAMES[i])
-        shapes.circle(canvas, v, 3.5, Style(stroke=BLACK, fill=BLACK, width_px=1.0), owner=NAMES[i])
-        draw_text_px(canvas, NAMES[i], label_spot(v, phi, theta, arms), LABEL.with_(font_px=22.0))
+            shapes.line(canvas, v, along(v, a, length), ARM, owner=NAMES[i])
+        shapes.circle(canvas, v, 3.5, VERTEX, owner=NAMES[i])
+        draw_text_px(canvas, NAMES[i], label_spot(v, phi, theta, arms), LETTER)
 
 
 DOMAIN = Domain(
