@@ -233,7 +233,7 @@ def test_segments_and_best_overlap_match_plain_references():
         edges = [every[i] for i in rng.choice(len(every), size=int(rng.integers(1, 60)), replace=False)]
         assert ed.segments(edges) == plain_segments(edges)
         assert ed.segments([(b, a) for a, b in edges]) == plain_segments(edges)
-        small, big = (ef._random_shape(rng, 1 + k % 3, bool(j)) for j in (k % 2, k // 2 % 2))
+        small, big = (ef._random_shape(ef._Draws(rng), 1 + k % 3, bool(j)) for j in (k % 2, k // 2 % 2))
         assert ed.best_overlap(small, big, k % 2 == 0) == plain_overlap(small, big, k % 2 == 0)
         rows = ed.placement_indices(small, k % 2 == 0)
         assert ed.placements(small, k % 2 == 0) == tuple(sum(1 << i for i in row) for row in rows)
@@ -242,7 +242,7 @@ def test_segments_and_best_overlap_match_plain_references():
 def test_run_lengths_and_placements_match_plain_references():
     """The sampler's segment lengths from a walk's steps against `ed.segments`, and the placement rows (built from
     shifted padded indices) against every translation of every quarter turn looked up edge by edge."""
-    rng = np.random.default_rng(1)
+    rng = ef._Draws(np.random.default_rng(1))
     idx = ed.edge_index()
     for k in range(150):
         closed = bool(k % 2)
@@ -270,3 +270,55 @@ def test_run_lengths_and_placements_match_plain_references():
                 for dy in range(ed.SIZE - h):
                     plain.add(tuple(sorted(idx[((a[0] + dx, a[1] + dy), (b[0] + dx, b[1] + dy))] for a, b in s)))
         assert ed.placement_indices(shape, turns) == tuple(sorted(plain))
+
+
+def test_draws_are_the_generators_draws():
+    """`_Draws` against the numpy Generator it stands for, on one stream each from the same seed, interleaved as
+    the sampler interleaves them: every integer range (one value, Lemire's rejection, past 2**32), random(), choice
+    of a list and choice without replacement."""
+    plan = np.random.default_rng(7)
+    for seed in range(20):
+        ref, draws = np.random.default_rng(seed), ef._Draws(np.random.default_rng(seed))
+        for _ in range(200):
+            op = int(plan.integers(6))
+            if op == 0:
+                assert draws.random() == ref.random()
+            elif op == 1:
+                seq = list(range(int(plan.integers(1, 5))))
+                assert draws.pick(seq) == int(ref.choice(seq))
+            elif op == 2:
+                n = int(plan.integers(1, 12))
+                k = int(plan.integers(0, n + 1))
+                assert draws.subset(n, k) == ref.choice(n, size=k, replace=False).tolist()
+            else:
+                lo = int(plan.integers(-3, 5))
+                n = int((1, 2, 3, 7, 9, 49, 3 << 30, 1 << 32, (1 << 32) + 5)[int(plan.integers(9))])
+                assert draws.integers(lo, lo + n) == int(ref.integers(lo, lo + n))
+                assert draws.integers(n) == int(ref.integers(n))
+
+
+def test_stroke_tests_agree_with_the_buffered_outlines():
+    """`_segment_box_distance` against shapely's distance, and every stroke test `_stroke_meets` decides against
+    place_label's own test (the box buffered by the clearance meets the stroke's buffer), on boxes and strokes
+    (segments, some axis-parallel, and points) scattered within a few clearances of each other."""
+    import shapely
+    from shapely.geometry import LineString, Point
+
+    rng = np.random.default_rng(3)
+    decided = {True: 0, False: 0}
+    for _ in range(500):
+        x0, y0 = rng.uniform(0, 40, 2)
+        box = (x0, y0, x0 + rng.uniform(5, 20), y0 + rng.uniform(5, 20))
+        a, d = rng.uniform(-10, 70, 2), rng.uniform(-30, 30, 2)
+        if rng.random() < 0.3:
+            d[rng.integers(2)] = 0.0
+        b = a if rng.random() < 0.2 else a + d
+        half = float(rng.choice([1.5, 2.0, 3.0, 9.5]))
+        line = Point(a) if (a == b).all() else LineString([a, b])
+        poly = shapely.box(*box)
+        assert ef._segment_box_distance(box, *a, *b) == pytest.approx(poly.distance(line), abs=1e-9)
+        got = ef._stroke_meets(box, *a, *b, half)
+        if got is not None:
+            decided[got] += 1
+            assert got == poly.buffer(ef.CLEARANCE_PX).intersects(line.buffer(half))
+    assert min(decided.values()) > 50

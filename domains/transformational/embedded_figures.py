@@ -20,9 +20,10 @@ Row and column numbers are printed along the lattice so that the open answer can
 """
 from __future__ import annotations
 
+import math
 from bisect import insort
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import combinations
 
 import numpy as np
@@ -35,7 +36,7 @@ from grip.domains.transformational import _edges as ed
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas, LazyGeometry
 from grip.renderers.style import BLACK, GREY, LABEL, OKABE_ITO, TEXT, WHITE, Style
-from grip.renderers.text import draw_text_px, place_label
+from grip.renderers.text import DIRECTIONS, draw_text_px, text_size
 
 LETTERS = ("A", "B", "C", "D")
 SPACING_PX = 50.0
@@ -79,9 +80,10 @@ def _dirs(level: int):
 
 @lru_cache(maxsize=None)
 def _box_moves(level: int) -> tuple:
-    """Per point of the 4x4 shape box (index 4x + y): the unit edges from it, each as (the point reached, its bit,
-    the bit of a diagonal's cell 3x + y (0 for a straight edge), the step, the edge). Bits keep the walk's visited
-    points and used cells in two ints."""
+    """Per point of the 4x4 shape box (index 4x + y): the unit edges from it, each as (the point reached, the bits
+    it takes, the bit of a diagonal's cell (0 for a straight edge), the step, the edge). One int keeps the walk's
+    visited points (bit 4x + y) and used cells (bit 16 + 3x + y): an edge takes the bits of the point it reaches
+    and of its cell, and may be walked iff neither is taken."""
     out = []
     for x in range(4):
         for y in range(4):
@@ -89,8 +91,8 @@ def _box_moves(level: int) -> tuple:
             for dx, dy in _dirs(level):
                 if 0 <= x + dx <= 3 and 0 <= y + dy <= 3:
                     q = 4 * (x + dx) + y + dy
-                    cell = 1 << 3 * min(x, x + dx) + min(y, y + dy) if dx and dy else 0
-                    ms.append((q, 1 << q, cell, (dx, dy), ed.edge((x, y), (x + dx, y + dy))))
+                    cell = 1 << 16 + 3 * min(x, x + dx) + min(y, y + dy) if dx and dy else 0
+                    ms.append((q, 1 << q | cell, cell, (dx, dy), ed.edge((x, y), (x + dx, y + dy))))
             out.append(tuple(ms))
     return tuple(out)
 
@@ -104,6 +106,59 @@ def _box_backs(level: int) -> list:
         for m in ms:
             out[16 * p + m[0]] = m
     return out
+
+
+class _Draws:
+    """The draws of `sample` from a numpy Generator: the same numbers from the same stream, at a fraction of the
+    cost of the Generator's methods (~5 us a call, mostly argument handling; a sample makes ~700). `integers(lo,
+    hi)` is `int(rng.integers(lo, hi))`: numpy's Lemire rejection on 32-bit draws of the bit generator (ranges up
+    to 2**32; nothing drawn for one value); `random()` is `rng.random()`. Both call the bit generator through its
+    ctypes interface, so its state, the buffered half of a 64-bit draw included, is the one the Generator uses.
+    `pick` and `subset` are `rng.choice` made of `integers`, as numpy makes it."""
+
+    def __init__(self, rng: np.random.Generator):
+        c = rng.bit_generator.ctypes
+        u32, state = c.next_uint32, c.state
+
+        def integers(lo: int, hi: int | None = None) -> int:
+            if hi is None:
+                lo, hi = 0, lo
+            n = hi - lo
+            if 1 < n <= 1 << 32:
+                m = u32(state) * n
+                if m & 0xFFFFFFFF < n:                      # maybe biased: numpy's threshold, (2**32 - n) % n
+                    t = ((1 << 32) - n) % n
+                    while m & 0xFFFFFFFF < t:
+                        m = u32(state) * n
+                return lo + (m >> 32)
+            return lo if n == 1 else int(rng.integers(lo, hi))     # numpy's 64-bit path, or its error
+
+        # A closure, not a method: hot loops call it a few hundred times a sample.
+        self.integers = integers
+        self.random = partial(c.next_double, state)
+        self._rng = rng
+
+    def pick(self, seq: list):
+        """`rng.choice(seq)`, as the element itself."""
+        return seq[self.integers(len(seq))]
+
+    def subset(self, n: int, k: int) -> list[int]:
+        """`rng.choice(n, size=k, replace=False).tolist()`: numpy's Floyd sampling (a draw in 0..j for each j from
+        n - k, j itself where it repeats) and then its shuffle of the k, for n up to 10000 (numpy shuffles a
+        larger range's tail instead)."""
+        if not 0 <= k <= n <= 10000:
+            return self._rng.choice(n, size=k, replace=False).tolist()
+        out, seen = [], set()
+        for j in range(n - k, n):
+            v = self.integers(j + 1)
+            if v in seen:
+                v = j
+            seen.add(v)
+            out.append(v)
+        for i in range(k - 1, 0, -1):
+            j = self.integers(i + 1)
+            out[i], out[j] = out[j], out[i]
+        return out
 
 
 def _run_lengths(steps: list, closed: bool) -> list[int]:
@@ -122,30 +177,30 @@ def _run_lengths(steps: list, closed: bool) -> list[int]:
     return runs
 
 
-def _random_shape(rng: np.random.Generator, level: int, closed: bool, run: int = 0, segs: int = 0):
+def _random_shape(rng: _Draws, level: int, closed: bool, run: int = 0, segs: int = 0):
     """A simple path or cycle of 4-8 unit edges inside a 3x3 box; with `run`, it has a straight run that long; with
     `segs`, it is made of that many maximal straight segments."""
     moves, backs = _box_moves(level), _box_backs(level)
+    integers, random = rng.integers, rng.random
     for _ in range(300):
-        p = start = 4 * int(rng.integers(0, 4)) + int(rng.integers(0, 4))
-        walk, diag, edges, steps, target = 1 << start, 0, [], [], int(rng.integers(max(4, segs), 9))
+        p = start = 4 * integers(0, 4) + integers(0, 4)
+        taken, edges, steps, target = 1 << start, [], [], integers(max(4, segs), 9)
         shut = False
         n = 0                                                   # len(edges)
         while n < target:
             if closed and n >= 3:
                 back = backs[16 * p + start]
-                if back is not None and not back[2] & diag and (rng.random() < 0.6 or n == target - 1):
+                if back is not None and not back[2] & taken and (random() < 0.6 or n == target - 1):
                     edges.append(back[4])
                     steps.append(back[3])
                     n += 1
                     shut = True
                     break
-            opts = [m for m in moves[p] if not (m[1] & walk or m[2] & diag)]
+            opts = [m for m in moves[p] if not m[1] & taken]
             if not opts:
                 break
-            p, bit, cell, step, e = opts[int(rng.integers(len(opts)))]
-            walk |= bit
-            diag |= cell
+            p, bits, _, step, e = opts[integers(len(opts))]
+            taken |= bits
             edges.append(e)
             steps.append(step)
             n += 1
@@ -178,9 +233,9 @@ def _run(p, d, n: int):
     return run, all(ed.inside(e) for e in run)
 
 
-def _place(rng: np.random.Generator, shape, turns: bool):
-    s, (w, h) = _turned(shape, int(rng.integers(4)) if turns else 0)
-    dx, dy = int(rng.integers(0, ed.SIZE - w)), int(rng.integers(0, ed.SIZE - h))
+def _place(rng: _Draws, shape, turns: bool):
+    s, (w, h) = _turned(shape, rng.integers(4) if turns else 0)
+    dx, dy = rng.integers(0, ed.SIZE - w), rng.integers(0, ed.SIZE - h)
     return [((a[0] + dx, a[1] + dy), (b[0] + dx, b[1] + dy)) for a, b in s]    # a translate of a normalised edge
 
 
@@ -198,14 +253,14 @@ def _skeleton(rng, shp, hidden, distractors, target, x, join_len, turns):
             pl = _place(rng, shp[i], turns)
             if i == x:
                 runs = [sg for sg in ed.segments(pl) if ed.length(sg) >= join_len]
-                units = ed.unit_edges(runs[int(rng.integers(len(runs)))])
-                k = int(rng.integers(len(units) - join_len + 1))
+                units = ed.unit_edges(runs[rng.integers(len(runs))])
+                k = rng.integers(len(units) - join_len + 1)
                 miss = units[k:k + join_len]
             else:
                 free = [e for e in pl if e not in fig]
                 if len(free) < target[i]:
                     continue
-                miss = [free[int(j)] for j in rng.choice(len(free), size=target[i], replace=False)]
+                miss = [free[j] for j in rng.subset(len(free), target[i])]
             if (not any(e in fig for e in miss) and not any(e in forbidden for e in pl if e not in miss)
                     and not any(ed.is_diagonal(e) and ed.cell_of(e) in cells and e not in fig and e not in forbidden
                                 for e in pl)):
@@ -223,28 +278,29 @@ def _skeleton(rng, shp, hidden, distractors, target, x, join_len, turns):
 def sample(rng: np.random.Generator, level: int) -> Scene:
     if level not in (1, 2, 3):
         raise ValueError(f"embedded_figures: level must be 1..3, got {level}")
+    rng = _Draws(rng)
     turns, (lo, hi) = level == 3, M_RANGE[level]
-    hidden = int(rng.integers(4))
+    hidden = rng.integers(4)
     b_closed = rng.random() < 0.5
     survive, complete = rng.random() < 0.5, rng.random() < 0.5
-    join_len = int(rng.integers(JOIN_LEN[level][0], JOIN_LEN[level][1] + 1))
+    join_len = rng.integers(JOIN_LEN[level][0], JOIN_LEN[level][1] + 1)
     distractors = [i for i in range(4) if i != hidden]
-    target = {i: int(rng.integers(lo, hi + 1)) for i in distractors}
+    target = {i: rng.integers(lo, hi + 1) for i in distractors}
     if 1 in target and lo + 1 == hi:
         # B's count: 2 is in the range of every level, so at L1 (2-3) and L3 (1-2) the other value gets 60%, which
         # keeps every value of Q3 under 30% on the default mix.
         target[1] = (hi if level == 1 else lo) if rng.random() < 0.6 else (lo if level == 1 else hi)
     others = [i for i in distractors if i != 1] or distractors
-    x = int(rng.choice(others)) if complete else -1          # the distractor the join completes
+    x = rng.pick(others) if complete else -1                # the distractor the join completes
     if complete:
         target[x] = join_len
     if level == 3 and min(target.values()) > 1:
-        target[int(rng.choice([i for i in others if i != x] or others))] = 1
+        target[rng.pick([i for i in others if i != x] or others)] = 1
     # Shapes: B's type fixed, the completer with a straight run as long as the join; no shape inside another, and no
     # distractor within the level's margin of fitting the hidden shape alone. Each distractor is redrawn on its own.
     # A's segment count (Q1) is drawn first too, uniform over 2-6 (left alone, squares would make 4 the answer of
     # over 40% of items).
-    segs_a = int(rng.integers(2, 7))
+    segs_a = rng.integers(2, 7)
 
     def closed_of(i: int) -> bool:
         # A closed outline has at least 3 sides; without diagonals, an even number of at least 4.
@@ -305,23 +361,26 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         if len(fig) >= N_EDGES[level] or misses >= 60:
             break
         misses += 1
-        p = pts[int(rng.integers(len(pts)))]
-        d = dirs[int(rng.integers(len(dirs)))]
-        full, inside = _run(p, d, int(rng.integers(1, 4)))
-        run = [e for e in full if e not in fig]
+        p = pts[rng.integers(len(pts))]
+        d = dirs[rng.integers(len(dirs))]
+        full, inside = _run(p, d, rng.integers(1, 4))
         # Edges outside the lattice are never in the figure: the run is inside iff all of `full` is.
-        if not run or not inside or set(run) & forbidden:
+        if not inside:
             continue
-        cells = [ed.cell_of(e) for e in run if ed.is_diagonal(e)]
-        if set(cells) & diag_cells:
+        run = [e for e in full if e not in fig]
+        if not run or not forbidden.isdisjoint(run):
+            continue
+        cells = [ed.cell_of(e) for e in run] if d[0] and d[1] else ()
+        if not diag_cells.isdisjoint(cells):
             continue
         lost = columns[idx[run[0]]]
         for e in run[1:]:
             lost = lost + columns[idx[e]]
         if not (lost > slack).any():
             misses = 0
-            slack, fig = slack - lost, fig | set(run)
-            diag_cells |= set(cells)
+            slack = slack - lost
+            fig.update(run)
+            diag_cells.update(cells)
             for e in run:
                 for q in e:
                     if q not in pt_set:
@@ -335,8 +394,8 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         fig_cells = [ed.cell_of(e) for e in fig if ed.is_diagonal(e)]
         fig_ok, fig_cells = len(fig_cells) == len(set(fig_cells)), set(fig_cells)
         for _ in range(60):
-            p = (int(rng.integers(ed.SIZE)), int(rng.integers(ed.SIZE)))
-            d = _dirs(level)[int(rng.integers(len(_dirs(level))))]
+            p = (rng.integers(ed.SIZE), rng.integers(ed.SIZE))
+            d = _dirs(level)[rng.integers(len(_dirs(level)))]
             run, inside = _run(p, d, join_len)
             if inside and not set(run) & fig and fig_ok and ed.diagonals_ok(run) and not any(
                     ed.cell_of(e) in fig_cells for e in run if ed.is_diagonal(e)):
@@ -351,7 +410,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     pick = [s for s, u in zip(segs, units) if not u & x_edges and bool(u & hidden_edges) != survive]
     if not pick:
         raise Reject("no_erase")
-    erase = pick[int(rng.integers(len(pick)))]
+    erase = pick[rng.integers(len(pick))]
     s = Scene(level, tuple(sorted(fig)), tuple(shp), erase, join)
     _check(s, hidden, target, [LETTERS[i] for i in range(4) if (i == hidden and survive) or i == x])
     return s
@@ -575,12 +634,95 @@ def _dots(canvas, x0: float, y0: float, n: int) -> None:
     ctx.fill()                                        # one fill: the dots lie far apart, so the same pixels
 
 
-def _stroke_outlines(canvas, segs, half_px: float):
-    """The segments' stroke outlines as a collection of one buffer per segment: the same point set as the buffer of
-    their union (which `shapes.segments` registers), which costs ~10 ms for a figure's many crossing lines; a label
-    meets the collection wherever it meets one of them."""
-    arr = canvas.pts_px(np.asarray(segs, float).reshape(-1, 2)).reshape(-1, 2, 2)
-    return shapely.geometrycollections(shapely.buffer(shapely.linestrings(arr), half_px))
+def _outline(line, half_px: float):
+    """A line's stroke outline, as `shapes` buffers it."""
+    return LineString(line).buffer(half_px)
+
+
+PQ_LABEL = LABEL.with_(text=MARK)
+PQ_RADII_PX = (20.0, 30.0, 40.0)
+CLEARANCE_PX = 4.0                                # of P's and Q's labels from other strokes
+SAGITTA = 0.002                                   # > 1 - cos(pi / 64), the sagitta of a 64-gon over its radius
+
+
+def _place_pq_label(canvas: Canvas, name: str, p, strokes, placed) -> tuple[float, float, float, float]:
+    """`place_label(canvas, name, p, name, PQ_LABEL, radii_px=PQ_RADII_PX, clearance_px=CLEARANCE_PX)`: the same
+    candidates, checks and so the same spot, but each stroke test is first decided on the exact strokes
+    (`_stroke_meets`); only a candidate that it leaves open is tested on the buffered outlines, as place_label
+    tests it (buffering every candidate's box is the bulk of its cost, and most candidates lie on a line).
+    `strokes`: (owner, centre line x0, y0, x1, y1, half width) of every stroke on the canvas, px; `placed`: the
+    bounds of `canvas.labels`. Returns the bounds of the label's box."""
+    w, h = text_size(canvas, name, PQ_LABEL)
+    ax, ay = canvas.px(*p)
+    reach = CLEARANCE_PX + 1.0
+    others = [st for owner, *st in strokes if owner != name]
+    for rad in PQ_RADII_PX:
+        for dx, dy in DIRECTIONS:
+            u, v = ax + dx * rad, ay + dy * rad
+            x0, y0, x1, y1 = u - w / 2, v - h / 2, u + w / 2, v + h / 2
+            if not canvas.box_inside_safe(x0, y0, x1, y1):
+                continue
+            # two boxes intersect (shapely) iff their closed extents overlap
+            if any(a0 <= x1 and x0 <= a1 and b0 <= y1 and y0 <= b1 for a0, b0, a1, b1 in placed):
+                continue
+            meets = False
+            for st in others:
+                m = _stroke_meets((x0, y0, x1, y1), *st)
+                if m:
+                    meets = True
+                    break
+                if m is None:
+                    meets = None
+            if meets is None:                          # as place_label tests it
+                near = canvas.strokes_near((x0 - reach, y0 - reach, x1 + reach, y1 + reach), name)
+                grown = shapely.box(x0, y0, x1, y1).buffer(CLEARANCE_PX)
+                meets = any(grown.intersects(g) for g in near)
+            if meets:
+                continue
+            canvas.labels.append(draw_text_px(canvas, name, (u, v), PQ_LABEL))
+            return x0, y0, x1, y1
+    raise Reject("label_clash")
+
+
+def _stroke_meets(box, ax: float, ay: float, bx: float, by: float, half: float) -> bool | None:
+    """Whether the box (x0, y0, x1, y1) buffered by CLEARANCE_PX meets the stroke of half width `half` around the
+    segment a-b (a disk where a = b) as shapely's polygons have them, or None where their approximations could
+    decide either way: a box's buffer lies between 3.99 and 4 px of the box, a line's or point's buffer of radius
+    rho (round ends, as 64-gons) between rho (1 - SAGITTA) and rho of it."""
+    x0, y0, x1, y1 = box
+    out = CLEARANCE_PX + half + 1e-6
+    if min(ax, bx) - x1 > out or x0 - max(ax, bx) > out or min(ay, by) - y1 > out or y0 - max(ay, by) > out:
+        return False                                   # far apart along an axis
+    d = _segment_box_distance(box, ax, ay, bx, by)
+    if d > out:
+        return False
+    if d < CLEARANCE_PX - 0.01 + half * (1 - SAGITTA) - 1e-6:
+        return True
+    return None
+
+
+def _segment_box_distance(box, ax: float, ay: float, bx: float, by: float) -> float:
+    """The distance between the segment a-b and the closed box (x0, y0, x1, y1): 0 where they meet, else the least
+    over the segment's ends and the box's corners (two disjoint convex sets are nearest at a vertex of one)."""
+    x0, y0, x1, y1 = box
+    t0, t1 = 0.0, 1.0                                  # the segment clipped to the box's slabs (Liang-Barsky)
+    for p, d, lo, hi in ((ax, bx - ax, x0, x1), (ay, by - ay, y0, y1)):
+        if d == 0.0:
+            if p < lo or p > hi:
+                t0 = 2.0
+                break
+        else:
+            ta, tb = (lo - p) / d, (hi - p) / d
+            t0, t1 = max(t0, min(ta, tb)), min(t1, max(ta, tb))
+    if t0 <= t1:
+        return 0.0
+    ex, ey = bx - ax, by - ay
+    ee = ex * ex + ey * ey
+    best = min(math.hypot(max(x0 - px, 0.0, px - x1), max(y0 - py, 0.0, py - y1)) for px, py in ((ax, ay), (bx, by)))
+    for cx, cy in ((x0, y0), (x1, y0), (x0, y1), (x1, y1)):
+        t = min(1.0, max(0.0, ((cx - ax) * ex + (cy - ay) * ey) / ee)) if ee else 0.0
+        best = min(best, math.hypot(cx - ax - t * ex, cy - ay - t * ey))
+    return best
 
 
 def _draw_lattice(canvas) -> list:
@@ -610,7 +752,13 @@ def draw(scene: Scene, canvas) -> None:
     canvas.labels.extend(boxes)                      # registered as labels, so that P and Q keep off them
     segs = [(lattice_px(a), lattice_px(b)) for a, b in ed.segments(scene.figure)]
     shapes.segments(canvas, segs, Style(stroke=BLACK, width_px=3.0), register=False)
-    canvas.register_stroke(LazyGeometry(lambda: _stroke_outlines(canvas, segs, 1.5)), "figure")
+    # One outline per segment, each built only if a label is tested near it: the same point set as the buffer of
+    # their union (what `shapes.segments` registers, ~10 ms for a figure's many crossing lines), and a label meets
+    # it wherever it meets one of them.
+    lines = canvas.pts_px(np.asarray(segs, float).reshape(-1, 2)).reshape(-1, 2, 2)
+    for ln in lines:
+        canvas.register_stroke(LazyGeometry(partial(_outline, ln, 1.5), ln, 1.5), "figure")
+    strokes = [("figure", *ln.ravel().tolist(), 1.5) for ln in lines]
     # The erase mark: a vermillion x with a white halo at the middle of the segment's central unit edge, never on
     # a lattice point (where other lines may meet, the mark could name two lines); diagonals never cross, so that
     # point lies on the marked line only.
@@ -621,14 +769,18 @@ def draw(scene: Scene, canvas) -> None:
     cross = [((mx - 9, my - 9), (mx + 9, my + 9)), ((mx - 9, my + 9), (mx + 9, my - 9))]
     shapes.segments(canvas, cross, Style(stroke=WHITE, width_px=8.0), register=False)
     shapes.segments(canvas, cross, Style(stroke=MARK, width_px=4.0), owner="x")
+    strokes += [("x", *canvas.px(*a), *canvas.px(*b), 2.0) for a, b in cross]
     for name, p in zip(("P", "Q"), scene.join):
         c = lattice_px(p)
         shapes.circle(canvas, c, 8.0, Style(stroke=MARK, fill=WHITE, width_px=3.0), owner=name)
+        strokes.append((name, *canvas.px(*c), *canvas.px(*c), canvas.len_px(8.0) + 1.5))    # a filled disk
     # Keep both labels off the stretch between P and Q, where a label would sit by both points.
-    canvas.register_stroke(LineString([lattice_px(p) for p in scene.join]).buffer(3.0), "join")
+    join = canvas.pts_px([lattice_px(p) for p in scene.join])
+    canvas.register_stroke(LazyGeometry(partial(_outline, join, 3.0), join, 3.0), "join")
+    strokes.append(("join", *join.ravel().tolist(), 3.0))
+    placed = [o.bounds for o in canvas.labels]
     for name, p in zip(("P", "Q"), scene.join):
-        place_label(canvas, name, lattice_px(p), owner=name, style=LABEL.with_(text=MARK),
-                    radii_px=(20.0, 30.0, 40.0), clearance_px=4.0)
+        placed.append(_place_pq_label(canvas, name, lattice_px(p), strokes, placed))
     for i, sh in enumerate(scene.shapes):
         bx, by = BOX_X[i % 2], BOX_Y[i // 2]
         ctx = canvas.ctx                             # the frame: drawn only, no label needs to avoid it
