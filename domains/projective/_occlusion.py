@@ -82,7 +82,7 @@ def _rects(rows: int, cols: int) -> tuple[np.ndarray, ...]:
     return r0, c0, h, w, *under
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=2048)      # every (rows, cols, B) there is: 1292 keys, about 11 MB
 def candidates(rows: int, cols: int, b) -> tuple[np.ndarray, np.ndarray]:
     """Every A that fits beside B (None: no B) with a Q5 move and a minimal-pair move and hides 4..12 cells with B,
     as rows of (row0, col0, h, w, moved col0, pair row0): the same rules as `move_step` and `_pair_rect`. Then their

@@ -312,6 +312,7 @@ def _intro(scene: Scene) -> str:
             f"columns along the top. ")
 
 
+@lru_cache(maxsize=256)       # the builder and `rephrase_q4` ask for the same scene's ladder
 def ladder(scene: Scene) -> Ladder:
     ok, ws, wk = pattern_margin(scene)
     need = WITNESS_MIN[scene.level]
