@@ -449,3 +449,26 @@ def test_ghosts_equal_the_distance_count():
                                if (c + dc, r + dr) not in cells
                                and sum(abs(c + dc - a) + abs(r + dr - b) == 1 for a, b in rest) == 1})
                 assert m.ghosts(cells, y) == want
+
+
+def test_written_out_distance_and_up_face_match_their_plain_forms():
+    """`cn.distance_to` (a loop that stops at one face) against min over `cn.distance`, and `_up_face` (normals
+    cached per net) against `cn.face_frames`, on every net placement, moved leaves included."""
+    rng = np.random.default_rng(0)
+    faces = [(x, t) for x in cn.LETTERS for t in cn.TURNS]
+    for net in range(11):
+        for g in cn.D4:
+            cells = cn.place(cn.NETS[net][1], g)
+            turns = tuple(int(t) for t in rng.choice(cn.TURNS, 6))
+            vs = cn.views(cells, cn.LETTERS, turns)
+            cands = [vs[int(rng.integers(24))]] + [tuple(faces[int(i)] for i in rng.integers(24, size=3))
+                                                   for _ in range(6)]
+            cands += [tuple(c if k else faces[int(rng.integers(24))] for k, c in enumerate(vs[0]))]
+            for cand in cands:
+                assert cn.distance_to(cand, vs) == min(cn.distance(cand, v) for v in vs)
+            for y, ghost in m._moves(cells) + ((0, cells[0]),):
+                moved = cells[:y] + (ghost,) + cells[y + 1:]
+                frames = cn.face_frames(moved, turns)
+                want = m.NO_CUBE if len({n for n, _ in frames}) != 6 else \
+                    next(cn.LETTERS[i] for i, (n, _) in enumerate(frames) if n == frames[y][1])
+                assert m._up_face(moved, cn.LETTERS, turns, y) == want

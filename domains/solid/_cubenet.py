@@ -133,9 +133,15 @@ def _face_frames(cells, turns):
     return tuple((apply_t(m, (0, 0, 1)), apply_t(m, page_up(t))) for m, t in zip(orientations(cells), turns))
 
 
+@lru_cache(maxsize=4096)
+def normals(cells) -> tuple[tuple[int, int, int], ...]:
+    """Per square, its body outward normal (`face_frames`' first half, which no turn changes)."""
+    return tuple(apply_t(m, (0, 0, 1)) for m in orientations(tuple(cells)))
+
+
 def folds(cells) -> bool:
     """Whether the six squares land on six different faces."""
-    return len({n for n, _ in face_frames(cells, (0,) * len(cells))}) == len(cells) == 6
+    return len(set(normals(tuple(cells)))) == len(cells) == 6
 
 
 def corner_vertex(cells, i: int, corner: int) -> tuple[int, int, int]:
@@ -177,6 +183,10 @@ _UNITS = tuple(v for e in IDENTITY for v in (e, tuple(-x for x in e)))
 # vector, as lookups.
 _SHOWN = tuple(tuple(apply_t(o, E[face]) for face in VIEW_FACES) for o in _ROTATIONS)
 _IMAGE = tuple({u: apply(o, u) for u in _UNITS} for o in _ROTATIONS)
+# Per rotation, per visible face: the body normal shown there and the turn there of each body glyph-up that lies
+# in that face (`_TURN` of its image), so that a view is three lookups.
+_VIEW_TABLE = tuple(tuple((n, {u: _TURN[face, image[u]] for u in _UNITS if (face, image[u]) in _TURN})
+                          for face, n in zip(VIEW_FACES, shown)) for shown, image in zip(_SHOWN, _IMAGE))
 
 
 @lru_cache(maxsize=4096)
@@ -185,12 +195,9 @@ def views(cells, letters, turns) -> tuple[tuple[tuple[str, int], ...], ...]:
     right-front."""
     by_normal = {n: (letters[i], u) for i, (n, u) in enumerate(face_frames(cells, turns))}
     out = []
-    for shown, image in zip(_SHOWN, _IMAGE):
-        view = []
-        for face, n in zip(VIEW_FACES, shown):
-            letter, u = by_normal[n]
-            view.append((letter, _TURN[(face, image[u])]))
-        out.append(tuple(view))
+    for (n0, t0), (n1, t1), (n2, t2) in _VIEW_TABLE:
+        (l0, u0), (l1, u1), (l2, u2) = by_normal[n0], by_normal[n1], by_normal[n2]
+        out.append(((l0, t0[u0]), (l1, t1[u1]), (l2, t2[u2])))
     return tuple(out)
 
 
@@ -199,14 +206,25 @@ def distance(cand, view) -> int:
 
 
 def distance_to(cand, vs) -> int:
-    """Faces (0-3) by which a candidate misses the nearest of the views `vs`."""
-    return min(map(distance, (cand,) * len(vs), vs))
+    """Faces (0-3) by which a candidate misses the nearest of the views `vs` (`distance`, written out: it runs
+    for every candidate against 24 views)."""
+    if cand in vs:
+        return 0
+    a, b, c = cand
+    best = 3
+    for v0, v1, v2 in vs:
+        d = (a != v0) + (b != v1) + (c != v2)
+        if d < best:
+            if d == 1:
+                return 1
+            best = d
+    return best
 
 
 def opposite_letters(cells, letters) -> dict[str, str]:
-    frames = face_frames(cells, (0,) * 6)
-    by_normal = {n: letters[i] for i, (n, _) in enumerate(frames)}
-    return {letters[i]: by_normal[(-n[0], -n[1], -n[2])] for i, (n, _) in enumerate(frames)}
+    ns = normals(tuple(cells))
+    by_normal = {n: letters[i] for i, n in enumerate(ns)}
+    return {letters[i]: by_normal[(-n[0], -n[1], -n[2])] for i, n in enumerate(ns)}
 
 
 # --- glyphs on an ISO cube ----------------------------------------------------------------------------------------

@@ -98,6 +98,7 @@ def matching(scene: Scene) -> list[int]:
     return [i for i, c in enumerate(scene.candidates) if c in vs]
 
 
+@lru_cache(maxsize=256)       # sample's last check, then the ladder's margin, of the same scene
 def distractor_distance(scene: Scene) -> int:
     """Smallest distance (faces) of a non-matching candidate to a true view, over the net and its minimal pair."""
     out = 3
@@ -127,11 +128,12 @@ def up_face(scene: Scene) -> str:
 
 
 def _up_face(cells, letters, turns, leaf: int) -> str:
-    frames = cn.face_frames(cells, turns)
-    if len({n for n, _ in frames}) != 6:
+    # `cn.face_frames`, of the leaf's glyph-up only: the normals depend on the cells alone (cached)
+    normals = cn.normals(tuple(cells))
+    if len(set(normals)) != 6:
         return NO_CUBE
-    u = frames[leaf][1]
-    return next(letters[i] for i, (n, _) in enumerate(frames) if n == u)
+    u = cn.apply_t(cn.orientations(tuple(cells))[leaf], cn.page_up(turns[leaf]))
+    return letters[normals.index(u)]
 
 
 def moved(scene: Scene, ghost) -> Scene:
@@ -169,10 +171,16 @@ def layout(scene: Scene) -> tuple[float, float, float]:
 
 # --- sampling -----------------------------------------------------------------------------------------------------
 
+@lru_cache(maxsize=1024)     # a net's cells: at most 11 nets x 8 placements
+def _moves(cells) -> tuple[tuple[int, tuple[int, int]], ...]:
+    """Every (Y, ghost): Y a square of net degree 1, the ghost one of its `ghosts`."""
+    return tuple((y, g) for y in range(6) if cn.degree(cells, y) == 1 for g in ghosts(cells, y))
+
+
 def _pick_move(rng, cells, turns, letters, nocube: bool):
     """A uniformly random (Y, ghost) move of the wanted kind: Y's square collides (no cube), or
     it folds onto its old face with its glyph pointing toward another face than before. None if there is none."""
-    moves = [(y, g) for y in range(6) if cn.degree(cells, y) == 1 for g in ghosts(cells, y)]
+    moves = _moves(cells)
     for k in rng.permutation(len(moves)):
         y, g = moves[int(k)]
         after = _up_face(cells[:y] + (g,) + cells[y + 1:], letters, turns, y)     # up_face(moved(...))
@@ -190,6 +198,12 @@ def _turn_some(rng, cand, k: int, keep=()):
     return tuple(out)
 
 
+@lru_cache(maxsize=None)
+def _nets_with(level: int, deg: int) -> tuple[int, ...]:
+    """The nets of this level with a square of net degree `deg`."""
+    return tuple(k for k in NETS_BY_LEVEL[level] if any(cn.degree(cn.NETS[k][1], i) == deg for i in range(6)))
+
+
 def sample(rng: np.random.Generator, level: int) -> Scene:
     if level not in (1, 2, 3):
         raise ValueError(f"cube_nets: level must be 1..3, got {level}")
@@ -197,8 +211,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     odd_reason = REASONS[int(rng.integers(3))]
     deg = 1 + int(rng.choice(4, p=DEGREE_P[level]))
     want_nocube = rng.random() < NO_CUBE_P
-    nets = [k for k in NETS_BY_LEVEL[level] if any(cn.degree(cn.NETS[k][1], i) == deg for i in range(6))]
-    net = int(rng.choice(nets))
+    net = int(rng.choice(_nets_with(level, deg)))
     cells = cn.place(cn.NETS[net][1], cn.D4[int(rng.integers(8))])
     p = int(rng.choice([i for i in range(6) if cn.degree(cells, i) == deg]))
     others = [x for x in cn.LETTERS if x != "P"]
@@ -373,6 +386,7 @@ def glyph(ctx: cairo.Context, letter: str, matrix: cairo.Matrix, glyph_px: float
     ctx.restore()
 
 
+@lru_cache(maxsize=None)
 def cube_origin(slot: int) -> tuple[float, float]:
     """ISO origin of candidate `slot` (0..3): the unit cube's centre lands at the slot's centre."""
     centre = pj.ISO.project((0.5, 0.5, 0.5), CUBE_S)
@@ -416,6 +430,9 @@ def _square(ctx: cairo.Context, x: float, y: float, side: float, rgb, width_px: 
     ctx.set_dash([])
 
 
+NUMBER = LABEL.with_(font_px=26.0)   # the candidates' numbers
+
+
 def draw(scene: Scene, canvas: Canvas) -> None:
     ctx = canvas.ctx
     sq, ox, oy = layout(scene)
@@ -440,8 +457,7 @@ def draw(scene: Scene, canvas: Canvas) -> None:
     for k, cand in enumerate(scene.candidates):
         origin = cube_origin(k)
         draw_candidate(ctx, cand, origin)
-        draw_text_px(canvas, str(k + 1), (CUBE_CX - 0.87 * CUBE_S - 24.0, 24.0 + SLOT_H * (k + 0.5)),
-                     LABEL.with_(font_px=26.0))
+        draw_text_px(canvas, str(k + 1), (CUBE_CX - 0.87 * CUBE_S - 24.0, 24.0 + SLOT_H * (k + 0.5)), NUMBER)
 
 
 DOMAIN = Domain(
