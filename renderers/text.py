@@ -186,6 +186,37 @@ def _too_close(b: Polygon, near: list, r: float) -> bool:
     return any(grown.intersects(g) for g in doubtful)
 
 
+def place_label_screened(canvas: Canvas, text: str, anchor, owner: str | None, style: Style,
+                         radii_px: tuple[float, ...], clearance_px: float, placed, meets) -> tuple[float, ...]:
+    """`place_label(canvas, text, anchor, owner, style, radii_px=radii_px, clearance_px=clearance_px)`: the same
+    candidates and checks, so the same spot, for a caller that knows its strokes exactly. Each candidate box (x0,
+    y0, x1, y1) goes first to `meets(box)`: True if its clearance meets a stroke of another owner, False if it
+    clears them all, None where only the buffered outlines can tell, which then decide as place_label does.
+    `placed`: the bounds of `canvas.labels` (all boxes). Returns the bounds of the label's box."""
+    w, h = text_size(canvas, text, style)
+    ax, ay = canvas.px(*anchor)
+    reach = clearance_px + 1.0
+    for rad in radii_px:
+        for dx, dy in DIRECTIONS:
+            u, v = ax + dx * rad, ay + dy * rad
+            x0, y0, x1, y1 = u - w / 2, v - h / 2, u + w / 2, v + h / 2
+            if not canvas.box_inside_safe(x0, y0, x1, y1):
+                continue
+            # two boxes intersect (shapely) iff their closed extents overlap
+            if any(a0 <= x1 and x0 <= a1 and b0 <= y1 and y0 <= b1 for a0, b0, a1, b1 in placed):
+                continue
+            m = meets((x0, y0, x1, y1))
+            if m is None:                              # as place_label tests it
+                near = canvas.strokes_near((x0 - reach, y0 - reach, x1 + reach, y1 + reach), owner)
+                grown = shapely.box(x0, y0, x1, y1).buffer(clearance_px)
+                m = any(grown.intersects(g) for g in near)
+            if m:
+                continue
+            canvas.labels.append(draw_text_px(canvas, text, (u, v), style))
+            return x0, y0, x1, y1
+    raise Reject("label_clash")
+
+
 def place_label_beside(canvas: Canvas, text: str, part_box_px, owner: str | None, style: Style = LABEL,
                        gaps_px: tuple[float, ...] = (10.0, 22.0), clearance_px: float = 8.0,
                        draw: bool = True) -> Polygon:

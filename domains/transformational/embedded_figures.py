@@ -27,7 +27,6 @@ from functools import lru_cache, partial
 from itertools import combinations
 
 import numpy as np
-import shapely
 from shapely.geometry import LineString
 
 from grip.answers import Choice, Count, Ordered, Record
@@ -36,7 +35,7 @@ from grip.domains.transformational import _edges as ed
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas, LazyGeometry
 from grip.renderers.style import BLACK, GREY, LABEL, OKABE_ITO, TEXT, WHITE, Style
-from grip.renderers.text import DIRECTIONS, draw_text_px, text_size
+from grip.renderers.text import draw_text_px, place_label_screened
 
 LETTERS = ("A", "B", "C", "D")
 SPACING_PX = 50.0
@@ -646,42 +645,23 @@ SAGITTA = 0.002                                   # > 1 - cos(pi / 64), the sagi
 
 
 def _place_pq_label(canvas: Canvas, name: str, p, strokes, placed) -> tuple[float, float, float, float]:
-    """`place_label(canvas, name, p, name, PQ_LABEL, radii_px=PQ_RADII_PX, clearance_px=CLEARANCE_PX)`: the same
-    candidates, checks and so the same spot, but each stroke test is first decided on the exact strokes
-    (`_stroke_meets`); only a candidate that it leaves open is tested on the buffered outlines, as place_label
-    tests it (buffering every candidate's box is the bulk of its cost, and most candidates lie on a line).
-    `strokes`: (owner, centre line x0, y0, x1, y1, half width) of every stroke on the canvas, px; `placed`: the
-    bounds of `canvas.labels`. Returns the bounds of the label's box."""
-    w, h = text_size(canvas, name, PQ_LABEL)
-    ax, ay = canvas.px(*p)
-    reach = CLEARANCE_PX + 1.0
+    """`place_label(canvas, name, p, name, PQ_LABEL, radii_px=PQ_RADII_PX, clearance_px=CLEARANCE_PX)`, each
+    stroke test first decided on the exact strokes (`_stroke_meets`; see `place_label_screened`): buffering every
+    candidate's box is the bulk of place_label's cost, and most candidates lie on a line. `strokes`: (owner, centre
+    line x0, y0, x1, y1, half width) of every stroke on the canvas, px; `placed`: the bounds of `canvas.labels`.
+    Returns the bounds of the label's box."""
     others = [st for owner, *st in strokes if owner != name]
-    for rad in PQ_RADII_PX:
-        for dx, dy in DIRECTIONS:
-            u, v = ax + dx * rad, ay + dy * rad
-            x0, y0, x1, y1 = u - w / 2, v - h / 2, u + w / 2, v + h / 2
-            if not canvas.box_inside_safe(x0, y0, x1, y1):
-                continue
-            # two boxes intersect (shapely) iff their closed extents overlap
-            if any(a0 <= x1 and x0 <= a1 and b0 <= y1 and y0 <= b1 for a0, b0, a1, b1 in placed):
-                continue
-            meets = False
-            for st in others:
-                m = _stroke_meets((x0, y0, x1, y1), *st)
-                if m:
-                    meets = True
-                    break
-                if m is None:
-                    meets = None
-            if meets is None:                          # as place_label tests it
-                near = canvas.strokes_near((x0 - reach, y0 - reach, x1 + reach, y1 + reach), name)
-                grown = shapely.box(x0, y0, x1, y1).buffer(CLEARANCE_PX)
-                meets = any(grown.intersects(g) for g in near)
-            if meets:
-                continue
-            canvas.labels.append(draw_text_px(canvas, name, (u, v), PQ_LABEL))
-            return x0, y0, x1, y1
-    raise Reject("label_clash")
+
+    def meets(box) -> bool | None:
+        out = False
+        for st in others:
+            m = _stroke_meets(box, *st)
+            if m:
+                return True
+            if m is None:
+                out = None
+        return out
+    return place_label_screened(canvas, name, p, name, PQ_LABEL, PQ_RADII_PX, CLEARANCE_PX, placed, meets)
 
 
 def _stroke_meets(box, ax: float, ay: float, bx: float, by: float, half: float) -> bool | None:

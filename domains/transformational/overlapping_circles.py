@@ -21,14 +21,13 @@ from functools import lru_cache
 from itertools import combinations, starmap
 
 import numpy as np
-import shapely
 
 from grip.answers import Choice, Count, Number, Ordered, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas
 from grip.renderers.style import BLACK, LABEL, OKABE_ITO, Style
-from grip.renderers.text import DIRECTIONS, draw_text_px, text_size
+from grip.renderers.text import draw_text_px, place_label_screened
 
 LETTERS = "ABCDE"
 PROBES = "PQRS"
@@ -526,34 +525,13 @@ SAGITTA = 0.002                                    # > 1 - cos(pi / 64), the sag
 
 
 def _place_probe_label(canvas: Canvas, name: str, p, rings, placed) -> tuple[float, float, float, float]:
-    """`place_label(canvas, name, p, name, PROBE_STYLE, radii_px=PROBE_RADII_PX)`, the same candidates, checks and
-    so the same spot, but each stroke test is first decided on the exact circles (`_ring_meets`); only a candidate
-    that it leaves open is tested on the buffered outlines, as place_label tests it (building them is the bulk of
-    its cost). `rings`: (owner, cx, cy, inner, outer radius) of every stroke on the canvas, outlines and dots;
-    `placed`: the bounds of `canvas.labels`. Returns the bounds of the label's box."""
-    w, h = text_size(canvas, name, PROBE_STYLE)
-    ax, ay = canvas.px(*p)
+    """`place_label(canvas, name, p, name, PROBE_STYLE, radii_px=PROBE_RADII_PX)`, each stroke test first decided on
+    the exact circles (`_ring_meets`; see `place_label_screened`): building the buffered outlines is the bulk of
+    place_label's cost. `rings`: (owner, cx, cy, inner, outer radius) of every stroke on the canvas, outlines and
+    dots; `placed`: the bounds of `canvas.labels`. Returns the bounds of the label's box."""
     others = [ring for owner, *ring in rings if owner != name]
-    for rad in PROBE_RADII_PX:
-        for dx, dy in DIRECTIONS:
-            u, v = ax + dx * rad, ay + dy * rad
-            x0, y0, x1, y1 = u - w / 2, v - h / 2, u + w / 2, v + h / 2
-            if not canvas.box_inside_safe(x0, y0, x1, y1):
-                continue
-            # two boxes intersect (shapely) iff their closed extents overlap
-            if any(a0 <= x1 and x0 <= a1 and b0 <= y1 and y0 <= b1 for a0, b0, a1, b1 in placed):
-                continue
-            meets = _meets_any((x0, y0, x1, y1), others)
-            if meets is None:                          # as place_label tests it
-                near = canvas.strokes_near((x0 - CLEARANCE_PX - 1, y0 - CLEARANCE_PX - 1, x1 + CLEARANCE_PX + 1,
-                                            y1 + CLEARANCE_PX + 1), name)
-                grown = shapely.box(x0, y0, x1, y1).buffer(CLEARANCE_PX)
-                meets = any(grown.intersects(g) for g in near)
-            if meets:
-                continue
-            canvas.labels.append(draw_text_px(canvas, name, (u, v), PROBE_STYLE))
-            return x0, y0, x1, y1
-    raise Reject("label_clash")
+    return place_label_screened(canvas, name, p, name, PROBE_STYLE, PROBE_RADII_PX, CLEARANCE_PX, placed,
+                                lambda box: _meets_any(box, others))
 
 
 def _meets_any(box, rings) -> bool | None:
