@@ -186,6 +186,18 @@ def _too_close(b: Polygon, near: list, r: float) -> bool:
     return any(grown.intersects(g) for g in doubtful)
 
 
+def any_meets(tests) -> bool | None:
+    """`any` over stroke tests that may be undecided (True, False, or None): True if one is True, else None if one
+    is None, else False. Stops at the first True (`tests` may be a generator)."""
+    out = False
+    for m in tests:
+        if m:
+            return True
+        if m is None:
+            out = None
+    return out
+
+
 def place_label_screened(canvas: Canvas, text: str, anchor, owner: str | None, style: Style,
                          radii_px: tuple[float, ...], clearance_px: float, placed, meets) -> tuple[float, ...]:
     """`place_label(canvas, text, anchor, owner, style, radii_px=radii_px, clearance_px=clearance_px)`: the same

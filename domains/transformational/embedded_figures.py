@@ -35,7 +35,7 @@ from grip.domains.transformational import _edges as ed
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas, LazyGeometry
 from grip.renderers.style import BLACK, GREY, LABEL, OKABE_ITO, TEXT, WHITE, Style
-from grip.renderers.text import draw_text_px, place_label_screened
+from grip.renderers.text import any_meets, draw_text_px, place_label_screened
 
 LETTERS = ("A", "B", "C", "D")
 SPACING_PX = 50.0
@@ -651,17 +651,8 @@ def _place_pq_label(canvas: Canvas, name: str, p, strokes, placed) -> tuple[floa
     line x0, y0, x1, y1, half width) of every stroke on the canvas, px; `placed`: the bounds of `canvas.labels`.
     Returns the bounds of the label's box."""
     others = [st for owner, *st in strokes if owner != name]
-
-    def meets(box) -> bool | None:
-        out = False
-        for st in others:
-            m = _stroke_meets(box, *st)
-            if m:
-                return True
-            if m is None:
-                out = None
-        return out
-    return place_label_screened(canvas, name, p, name, PQ_LABEL, PQ_RADII_PX, CLEARANCE_PX, placed, meets)
+    return place_label_screened(canvas, name, p, name, PQ_LABEL, PQ_RADII_PX, CLEARANCE_PX, placed,
+                                lambda box: any_meets(_stroke_meets(box, *st) for st in others))
 
 
 def _stroke_meets(box, ax: float, ay: float, bx: float, by: float, half: float) -> bool | None:

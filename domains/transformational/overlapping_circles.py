@@ -27,7 +27,7 @@ from grip.domain import Domain, Ladder, Margin, Question, Reject
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas
 from grip.renderers.style import BLACK, LABEL, OKABE_ITO, Style
-from grip.renderers.text import draw_text_px, place_label_screened
+from grip.renderers.text import any_meets, draw_text_px, place_label_screened
 
 LETTERS = "ABCDE"
 PROBES = "PQRS"
@@ -531,19 +531,7 @@ def _place_probe_label(canvas: Canvas, name: str, p, rings, placed) -> tuple[flo
     dots; `placed`: the bounds of `canvas.labels`. Returns the bounds of the label's box."""
     others = [ring for owner, *ring in rings if owner != name]
     return place_label_screened(canvas, name, p, name, PROBE_STYLE, PROBE_RADII_PX, CLEARANCE_PX, placed,
-                                lambda box: _meets_any(box, others))
-
-
-def _meets_any(box, rings) -> bool | None:
-    """`_ring_meets` over several rings: True if one is met, else None if one is undecided, else False."""
-    out = False
-    for ring in rings:
-        meets = _ring_meets(box, *ring)
-        if meets:
-            return True
-        if meets is None:
-            out = None
-    return out
+                                lambda box: any_meets(_ring_meets(box, *ring) for ring in others))
 
 
 def _ring_meets(box, cx: float, cy: float, inner: float, outer: float) -> bool | None:
