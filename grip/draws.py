@@ -76,24 +76,17 @@ class Draws:
         """`seq[rng.choice(len(seq))]`: the same draw as `rng.choice(seq)`, the element itself."""
         return seq[self.index(len(seq))]
 
-    def _interval(self, mx: int) -> int:
-        """numpy's `random_interval(max)`: 0..mx inclusive, a masked draw rejected while above mx."""
-        if mx == 0:
-            return 0
-        if mx > _M32:
-            raise ValueError("Draws shuffles lists of at most 2**32 elements")
-        mask = (1 << mx.bit_length()) - 1
-        u32 = self._u32
-        v = u32() & mask
-        while v > mx:
-            v = u32() & mask
-        return v
-
     def shuffle(self, x: list) -> None:
-        """`rng.shuffle(x)` for a list, in place."""
-        interval = self._interval
+        """`rng.shuffle(x)` for a list, in place: each swap index by numpy's `random_interval(i)`, a 32-bit draw
+        masked to i's bit length and drawn again while above i."""
+        if len(x) > 1 << 32:
+            raise ValueError("Draws shuffles lists of at most 2**32 elements")
+        u32 = self._u32
         for i in range(len(x) - 1, 0, -1):
-            j = interval(i)
+            mask = (1 << i.bit_length()) - 1
+            j = u32() & mask
+            while j > i:
+                j = u32() & mask
             x[i], x[j] = x[j], x[i]
 
     def permutation(self, n: int) -> list[int]:

@@ -99,3 +99,37 @@ def test_a_large_population_goes_to_the_generator():
     ref, rng = pair(11)
     assert Draws(rng).subset(20000, 3) == ref.choice(20000, size=3, replace=False).tolist()
     same_stream_after(ref, rng)
+
+
+def test_interleaved_draws_as_a_sampler_makes_them():
+    """Random sequences of calls, as a sampler interleaves them: every integer range (one value, Lemire's rejection,
+    past 2**32), random(), uniform, choice of a list, shuffle and choice without replacement."""
+    plan = np.random.default_rng(7)
+    for seed in range(20):
+        ref, rng = pair(seed)
+        d = Draws(rng)
+        for _ in range(200):
+            op = int(plan.integers(7))
+            if op == 0:
+                assert d.random() == ref.random()
+            elif op == 1:
+                seq = list(range(int(plan.integers(1, 5))))
+                assert d.pick(seq) == int(ref.choice(seq))
+            elif op == 2:
+                n = int(plan.integers(1, 12))
+                k = int(plan.integers(0, n + 1))
+                assert d.subset(n, k) == ref.choice(n, size=k, replace=False).tolist()
+            elif op == 3:
+                a = list(range(int(plan.integers(0, 9))))
+                b = list(a)
+                ref.shuffle(a)
+                d.shuffle(b)
+                assert a == b
+            elif op == 4:
+                assert d.uniform(-2.0, 3.5) == ref.uniform(-2.0, 3.5)
+            else:
+                lo = int(plan.integers(-3, 5))
+                n = int((1, 2, 3, 7, 9, 49, 3 << 30, 1 << 32, (1 << 32) + 5)[int(plan.integers(9))])
+                assert d.integers(lo, lo + n) == int(ref.integers(lo, lo + n))
+                assert d.integers(n) == int(ref.integers(n))
+        same_stream_after(ref, rng)

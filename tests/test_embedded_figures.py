@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from grip.domain import Reject, scene_from_json
+from grip.draws import Draws
 from grip.domains.transformational import _edges as ed
 from grip.domains.transformational import embedded_figures as ef
 from domain_scenes import accepted_scene
@@ -233,7 +234,7 @@ def test_segments_and_best_overlap_match_plain_references():
         edges = [every[i] for i in rng.choice(len(every), size=int(rng.integers(1, 60)), replace=False)]
         assert ed.segments(edges) == plain_segments(edges)
         assert ed.segments([(b, a) for a, b in edges]) == plain_segments(edges)
-        small, big = (ef._random_shape(ef._Draws(rng), 1 + k % 3, bool(j)) for j in (k % 2, k // 2 % 2))
+        small, big = (ef._random_shape(Draws(rng), 1 + k % 3, bool(j)) for j in (k % 2, k // 2 % 2))
         assert ed.best_overlap(small, big, k % 2 == 0) == plain_overlap(small, big, k % 2 == 0)
         rows = ed.placement_indices(small, k % 2 == 0)
         assert ed.placements(small, k % 2 == 0) == tuple(sum(1 << i for i in row) for row in rows)
@@ -242,7 +243,7 @@ def test_segments_and_best_overlap_match_plain_references():
 def test_run_lengths_and_placements_match_plain_references():
     """The sampler's segment lengths from a walk's steps against `ed.segments`, and the placement rows (built from
     shifted padded indices) against every translation of every quarter turn looked up edge by edge."""
-    rng = ef._Draws(np.random.default_rng(1))
+    rng = Draws(np.random.default_rng(1))
     idx = ed.edge_index()
     for k in range(150):
         closed = bool(k % 2)
@@ -270,31 +271,6 @@ def test_run_lengths_and_placements_match_plain_references():
                 for dy in range(ed.SIZE - h):
                     plain.add(tuple(sorted(idx[((a[0] + dx, a[1] + dy), (b[0] + dx, b[1] + dy))] for a, b in s)))
         assert ed.placement_indices(shape, turns) == tuple(sorted(plain))
-
-
-def test_draws_are_the_generators_draws():
-    """`_Draws` against the numpy Generator it stands for, on one stream each from the same seed, interleaved as
-    the sampler interleaves them: every integer range (one value, Lemire's rejection, past 2**32), random(), choice
-    of a list and choice without replacement."""
-    plan = np.random.default_rng(7)
-    for seed in range(20):
-        ref, draws = np.random.default_rng(seed), ef._Draws(np.random.default_rng(seed))
-        for _ in range(200):
-            op = int(plan.integers(6))
-            if op == 0:
-                assert draws.random() == ref.random()
-            elif op == 1:
-                seq = list(range(int(plan.integers(1, 5))))
-                assert draws.pick(seq) == int(ref.choice(seq))
-            elif op == 2:
-                n = int(plan.integers(1, 12))
-                k = int(plan.integers(0, n + 1))
-                assert draws.subset(n, k) == ref.choice(n, size=k, replace=False).tolist()
-            else:
-                lo = int(plan.integers(-3, 5))
-                n = int((1, 2, 3, 7, 9, 49, 3 << 30, 1 << 32, (1 << 32) + 5)[int(plan.integers(9))])
-                assert draws.integers(lo, lo + n) == int(ref.integers(lo, lo + n))
-                assert draws.integers(n) == int(ref.integers(n))
 
 
 def test_stroke_tests_agree_with_the_buffered_outlines():

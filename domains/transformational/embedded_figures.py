@@ -31,6 +31,7 @@ from shapely.geometry import LineString
 
 from grip.answers import Choice, Count, Ordered, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.draws import Draws
 from grip.domains.transformational import _edges as ed
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas, LazyGeometry
@@ -107,59 +108,6 @@ def _box_backs(level: int) -> list:
     return out
 
 
-class _Draws:
-    """The draws of `sample` from a numpy Generator: the same numbers from the same stream, at a fraction of the
-    cost of the Generator's methods (~5 us a call, mostly argument handling; a sample makes ~700). `integers(lo,
-    hi)` is `int(rng.integers(lo, hi))`: numpy's Lemire rejection on 32-bit draws of the bit generator (ranges up
-    to 2**32; nothing drawn for one value); `random()` is `rng.random()`. Both call the bit generator through its
-    ctypes interface, so its state, the buffered half of a 64-bit draw included, is the one the Generator uses.
-    `pick` and `subset` are `rng.choice` made of `integers`, as numpy makes it."""
-
-    def __init__(self, rng: np.random.Generator):
-        c = rng.bit_generator.ctypes
-        u32, state = c.next_uint32, c.state
-
-        def integers(lo: int, hi: int | None = None) -> int:
-            if hi is None:
-                lo, hi = 0, lo
-            n = hi - lo
-            if 1 < n <= 1 << 32:
-                m = u32(state) * n
-                if m & 0xFFFFFFFF < n:                      # maybe biased: numpy's threshold, (2**32 - n) % n
-                    t = ((1 << 32) - n) % n
-                    while m & 0xFFFFFFFF < t:
-                        m = u32(state) * n
-                return lo + (m >> 32)
-            return lo if n == 1 else int(rng.integers(lo, hi))     # numpy's 64-bit path, or its error
-
-        # A closure, not a method: hot loops call it a few hundred times a sample.
-        self.integers = integers
-        self.random = partial(c.next_double, state)
-        self._rng = rng
-
-    def pick(self, seq: list):
-        """`rng.choice(seq)`, as the element itself."""
-        return seq[self.integers(len(seq))]
-
-    def subset(self, n: int, k: int) -> list[int]:
-        """`rng.choice(n, size=k, replace=False).tolist()`: numpy's Floyd sampling (a draw in 0..j for each j from
-        n - k, j itself where it repeats) and then its shuffle of the k, for n up to 10000 (numpy shuffles a
-        larger range's tail instead)."""
-        if not 0 <= k <= n <= 10000:
-            return self._rng.choice(n, size=k, replace=False).tolist()
-        out, seen = [], set()
-        for j in range(n - k, n):
-            v = self.integers(j + 1)
-            if v in seen:
-                v = j
-            seen.add(v)
-            out.append(v)
-        for i in range(k - 1, 0, -1):
-            j = self.integers(i + 1)
-            out[i], out[j] = out[j], out[i]
-        return out
-
-
 def _run_lengths(steps: list, closed: bool) -> list[int]:
     """The lengths of the maximal straight segments of a simple path or cycle given as its steps in order (those of
     `ed.segments`): a run of equal steps is one segment, and a cycle's last run joins its first when they point the
@@ -176,7 +124,7 @@ def _run_lengths(steps: list, closed: bool) -> list[int]:
     return runs
 
 
-def _random_shape(rng: _Draws, level: int, closed: bool, run: int = 0, segs: int = 0):
+def _random_shape(rng: Draws, level: int, closed: bool, run: int = 0, segs: int = 0):
     """A simple path or cycle of 4-8 unit edges inside a 3x3 box; with `run`, it has a straight run that long; with
     `segs`, it is made of that many maximal straight segments."""
     moves, backs = _box_moves(level), _box_backs(level)
@@ -232,7 +180,7 @@ def _run(p, d, n: int):
     return run, all(ed.inside(e) for e in run)
 
 
-def _place(rng: _Draws, shape, turns: bool):
+def _place(rng: Draws, shape, turns: bool):
     s, (w, h) = _turned(shape, rng.integers(4) if turns else 0)
     dx, dy = rng.integers(0, ed.SIZE - w), rng.integers(0, ed.SIZE - h)
     return [((a[0] + dx, a[1] + dy), (b[0] + dx, b[1] + dy)) for a, b in s]    # a translate of a normalised edge
@@ -277,7 +225,7 @@ def _skeleton(rng, shp, hidden, distractors, target, x, join_len, turns):
 def sample(rng: np.random.Generator, level: int) -> Scene:
     if level not in (1, 2, 3):
         raise ValueError(f"embedded_figures: level must be 1..3, got {level}")
-    rng = _Draws(rng)
+    rng = Draws(rng)
     turns, (lo, hi) = level == 3, M_RANGE[level]
     hidden = rng.integers(4)
     b_closed = rng.random() < 0.5
