@@ -9,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from grip.domain import Reject
 from grip.domains.plane import angle_estimation as ae
+from grip.draws import Draws
 
 SEEDS = st.integers(0, 2**32)
 LEVELS = st.sampled_from([1, 2, 3])
@@ -202,5 +203,53 @@ def test_box_clear_defers_near_the_bound():
 def test_extra_draw_is_rng_choice():
     for seed in range(300):
         a, b = np.random.default_rng(seed), np.random.default_rng(seed)
-        assert ae.EXTRA[int(a.integers(len(ae.EXTRA)))] == int(b.choice(ae.EXTRA))
+        assert Draws(a).pick(ae.EXTRA) == int(b.choice(ae.EXTRA))
+        assert a.bit_generator.state == b.bit_generator.state
+
+
+def _plain_thetas(rng, level, cls, r4, r5, n_acute):
+    """One try of `_thetas` on the Generator itself, as first written."""
+    g, (lo, hi) = ae.GAP_DEG[level], ae.THETA[level]
+    q_lo, q_hi = ae.Q_THETA[cls]
+    tq = int(rng.integers(q_lo, min(q_hi, hi) + 1))
+    x = ae.EXTRA[int(rng.integers(len(ae.EXTRA)))]
+    if tq + x > 340:
+        return None
+    k = n_acute - (tq < 90)
+    others, prev = [], -g
+    for n in range(3):
+        a, b = (lo, tq - g) if n < r4 - 1 else (tq + g, tq + x - g) if n < r5 - 1 else (tq + x + g, hi)
+        a = max(a, prev + g)
+        if n < k:
+            b = min(b, 90 - ae.RIGHT_GAP_DEG)
+        else:
+            a = max(a, 90 + ae.RIGHT_GAP_DEG)
+        if a > b:
+            return None
+        t = int(rng.integers(a, b + 1))
+        if abs(t - 180) < ae.STRAIGHT_GAP_DEG:
+            return None
+        others.append(t)
+        prev = t
+    thetas = [others[0], tq] + others[1:]
+    if not all(ae._valid(t, level) for t in thetas) or sum(t < 90 for t in thetas) != n_acute:
+        return None
+    if ae.min_gap(thetas) < g or min(abs(tq + x - o) for o in others) < g:
+        return None
+    order = [int(i) for i in rng.permutation(3)]
+    out = [0, tq, 0, 0]
+    for slot, who in zip(others, order):
+        out[(0, 2, 3)[who]] = slot
+    return out, x
+
+
+def test_thetas_are_the_plain_tries_draw_for_draw():
+    for seed in range(80):
+        level, cls = 1 + seed % 3, ae.CLASSES[seed % (3 if seed % 3 == 0 else 4)]
+        r5 = 1 + seed // 3 % 4
+        r4 = max(1, r5 - seed // 12 % 2)
+        n_acute = seed // 24 % 5
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        want = next((got for got in (_plain_thetas(b, level, cls, r4, r5, n_acute) for _ in range(30)) if got), None)
+        assert ae._thetas(Draws(a), level, cls, r4, r5, n_acute, 30) == want
         assert a.bit_generator.state == b.bit_generator.state

@@ -12,6 +12,7 @@ from domain_scenes import accepted_scene
 from grip.domain import Reject
 from grip.domains.transformational import _polyomino as pm
 from grip.domains.transformational import combination_2d as c2
+from grip.draws import Draws
 
 N_SCENES = 15
 
@@ -178,9 +179,9 @@ def test_small_scene_by_hand():
 def test_fast_cell_helpers_match_grip_geometry():
     """`pm.normalise`, `pm.apply` and `c2.cells_outline` give exactly what `grip.geometry` gives."""
     from grip.geometry import D4_OPS, cells_apply, cells_polygon, normalise_lattice
-    rng = np.random.default_rng(7)
+    d = Draws(np.random.default_rng(7))
     for _ in range(80):
-        cells = pm.grow(rng, int(rng.integers(1, 13)))
+        cells = pm.grow(d, d.integers(1, 13))
         assert pm.normalise(cells) == normalise_lattice(cells)
         assert pm.cells_of(pm.mask_of(cells)) == tuple(sorted(cells))
         for op in D4_OPS:
@@ -199,10 +200,10 @@ def test_traced_outline_is_the_union_ring_and_draws_the_same_pixels(monkeypatch)
     """`c2._outline_rings` traces a connected hole-free set's ring itself: `cells_outline`'s exterior, vertex for
     vertex in the same order from another start, and the same pixels drawn; sets with holes keep the union's."""
     from grip.renderers.canvas import Canvas
-    rng = np.random.default_rng(13)
+    d = Draws(np.random.default_rng(13))
     cases = [((0, 0), (1, 0)), ((0, 0), (0, 1), (0, 2), (1, 0), (2, 0), (2, 1), (2, 2), (1, 2))]   # the second: a hole
-    cases += [pm.grow(rng, int(rng.integers(2, 16))) for _ in range(80)]
-    cases += [pm.compact_region(rng, n) for n in (12, 16, 20) * 5]
+    cases += [pm.grow(d, d.integers(2, 16)) for _ in range(80)]
+    cases += [pm.compact_region(d, n) for n in (12, 16, 20) * 5]
     traced = c2._outline_rings.__wrapped__
     for i, cells in enumerate(tuple(sorted(c)) for c in cases if c is not None):
         rings, want = traced(cells), _geos_rings(cells)
@@ -260,10 +261,10 @@ def _plain_tilings(pieces, region, flips, limit=64):
 
 def test_placements_tilings_and_shape_keys_match_plain_references():
     from grip.geometry import D4_OPS, ROTATION_OPS
-    rng = np.random.default_rng(11)
+    d = Draws(np.random.default_rng(11))
     for _ in range(40):
-        region = pm.compact_region(rng, int(rng.integers(6, 13)))
-        pieces = pm.partition(rng, region, 2, min_size=2) if region else None
+        region = pm.compact_region(d, d.integers(6, 13))
+        pieces = pm.partition(d, region, 2, min_size=2) if region else None
         if pieces is None:
             continue
         mask = pm.mask_of(region)
@@ -319,16 +320,35 @@ def _plain_partition(rng, region, k, min_size=3):
     return [pm.cells_of(p) for p in parts] if min(sizes) >= min_size else None
 
 
+def _plain_compact_region(rng, n):
+    start = _plain_grow(rng, n)
+    if start is None:
+        return None
+    empty = pm.FULL & ~pm.mask_of(start)
+    m = pm.FULL & ~pm._flood(empty & pm._BORDER, empty)          # holes filled
+    while m.bit_count() > n:
+        bits = pm._bits(m & (pm.expand(pm.FULL & ~m) | pm._BORDER))
+        for i in rng.permutation(len(bits)):
+            rest = m & ~bits[int(i)]
+            if pm.connected(rest) and not pm.has_hole(rest):
+                m = rest
+                break
+        else:
+            return None
+    return pm.cells_of(m)
+
+
 def test_growth_skips_only_draws_that_read_nothing():
-    """`pm.grow` and `pm.partition` skip `integers(1)` (it leaves the generator as it was): the same pieces and the
-    same generator state as drawing every time."""
+    """`pm.grow`, `pm.partition` and `pm.compact_region` (drawing through `Draws`, and skipping `integers(1)`, which
+    leaves the generator as it was) give the same pieces and the same generator state as plain Generator draws."""
     rng = np.random.default_rng(3)
     state = rng.bit_generator.state
     assert all(rng.integers(1) == 0 for _ in range(5)) and rng.bit_generator.state == state
     a, b = np.random.default_rng(5), np.random.default_rng(5)
+    d = Draws(a)
     for n in (12, 16, 20) * 15:
-        region = pm.compact_region(a, n)
-        assert region == pm.compact_region(b, n)
+        region = pm.compact_region(d, n)
+        assert region == _plain_compact_region(b, n)
         if region is not None:
-            assert pm.partition(a, region, 3 + n % 2) == _plain_partition(b, region, 3 + n % 2)
-        assert pm.grow(a, n // 2) == _plain_grow(b, n // 2) and a.bit_generator.state == b.bit_generator.state
+            assert pm.partition(d, region, 3 + n % 2) == _plain_partition(b, region, 3 + n % 2)
+        assert pm.grow(d, n // 2) == _plain_grow(b, n // 2) and a.bit_generator.state == b.bit_generator.state

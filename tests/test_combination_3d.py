@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 from grip.domain import Reject, scene_from_json, scene_to_json
 from grip.domains.solid import _voxels as vx
 from grip.domains.solid import combination_3d as m
+from grip.draws import Draws
 from grip.renderers import projection as pj
 
 FAST = settings(max_examples=25, deadline=None)
@@ -260,7 +261,7 @@ def test_moves_mirrors_and_connectivity_on_words_match_plain_versions():
         if len(a) < 2:
             continue
         r1, r2 = np.random.default_rng(seed), np.random.default_rng(seed)
-        assert m.random_move(r1, a, 4) == plain_random_move(r2, a, 4) and r1.random() == r2.random()
+        assert m.random_move(Draws(r1), a, 4) == plain_random_move(r2, a, 4) and r1.random() == r2.random()
 
 
 def plain_grow_gap(rng, block, n, sym_axis):
@@ -315,7 +316,7 @@ def test_grown_sets_match_plain_versions():
         block = tuple(np.random.default_rng(seed).permutation(dims[seed % len(dims)]).tolist())
         args = (block, 3 + seed % 8, (None, 0, 1, 2)[seed % 4])
         a, b = np.random.default_rng(seed), np.random.default_rng(seed)
-        assert m._grow_gap(a, *args) == plain_grow_gap(b, *args) and a.random() == b.random()
+        assert m._grow_gap(Draws(a), *args) == plain_grow_gap(b, *args) and a.random() == b.random()
         a, b = np.random.default_rng(seed), np.random.default_rng(seed)
         n = 1 + seed % 11
-        assert m._random_polycube(a, n) == plain_random_polycube(b, n) and a.random() == b.random()
+        assert m._random_polycube(Draws(a), n) == plain_random_polycube(b, n) and a.random() == b.random()

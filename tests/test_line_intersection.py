@@ -10,6 +10,7 @@ from shapely.geometry import LineString
 
 from grip.domain import Reject
 from grip.domains.plane import line_intersection as li
+from grip.draws import Draws
 
 SEEDS = st.integers(0, 2**32)
 LEVELS = st.sampled_from([1, 2, 3])
@@ -418,7 +419,7 @@ def test_plan_is_the_numpy_plan_draw_for_draw():
         bc = {1: (1, 2), 2: (2, 1)}.get(t["t3"], (2, 3) if hub == 1 else (1, 2))
         d_at = 1 if t["t3"] == 3 else k - 1
         r1, r2 = np.random.default_rng(seed), np.random.default_rng(seed)
-        got, want = li._plan(r1, k, t, hub, d_at, bc), _plan_numpy(r2, k, t, hub, d_at, bc)
+        got, want = li._plan(Draws(r1), k, t, hub, d_at, bc), _plan_numpy(r2, k, t, hub, d_at, bc)
         assert (got is None and want is None) or got == want.tolist()
         assert r1.random() == r2.random()              # the same draws
 

@@ -26,6 +26,7 @@ from shapely.geometry import LineString
 
 from grip.answers import Choice, Count, Number, Ordered, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.draws import Draws
 from grip.renderers import shapes
 from grip.renderers.canvas import SAFE_BORDER_PX, Canvas
 from grip.renderers.style import BLACK, LABEL, OKABE_ITO, Style
@@ -313,56 +314,58 @@ def _valid(theta: int, level: int) -> bool:
 Q_THETA = {ACUTE: (20, 82), RIGHT: (90, 90), OBTUSE: (98, 170), REFLEX: (190, 340)}   # Q's range per class
 
 
-def _thetas(rng: np.random.Generator, level: int, cls: str, r4: int, r5: int, n_acute: int):
+def _thetas(d: Draws, level: int, cls: str, r4: int, r5: int, n_acute: int, tries: int):
     """theta of P, Q, R, S and X with Q in class `cls`, Q's rank r4 now and r5 once opened by X, and n_acute acute
-    angles; every gap at least g. None if the draw failed."""
+    angles; every gap at least g. The first of `tries` draws that succeeds; None if every one failed."""
     g, (lo, hi) = GAP_DEG[level], THETA[level]
-    q_lo, q_hi = Q_THETA[cls]
-    tq = int(rng.integers(q_lo, min(q_hi, hi) + 1))
-    x = EXTRA[int(rng.integers(len(EXTRA)))]      # the draw of rng.choice(EXTRA), without its overhead
-    if tq + x > 340:
-        return None
-    # Three slots for the other angles: r4 - 1 below Q, r5 - r4 between Q and the opened Q, 4 - r5 above it. The
-    # acute ones are the smallest: the first n_acute - [Q acute] slots take acute values, the rest obtuse or more,
-    # each drawn in ascending order at least g above the one before.
-    k = n_acute - (tq < 90)
-    others, prev = [], -g
-    for n in range(3):
-        a, b = (lo, tq - g) if n < r4 - 1 else (tq + g, tq + x - g) if n < r5 - 1 else (tq + x + g, hi)
-        a = max(a, prev + g)
-        if n < k:
-            b = min(b, 90 - RIGHT_GAP_DEG)
+    q_lo, q_hi = Q_THETA[cls][0], min(Q_THETA[cls][1], hi) + 1
+    acute_hi, blunt_lo = 90 - RIGHT_GAP_DEG, 90 + RIGHT_GAP_DEG
+    below, between = r4 - 1, r5 - 1
+    integers = d.integers
+    for _ in range(tries):
+        tq = integers(q_lo, q_hi)
+        x = EXTRA[integers(len(EXTRA))]      # the draw of rng.choice(EXTRA)
+        if tq + x > 340:
+            continue
+        # Three slots for the other angles: r4 - 1 below Q, r5 - r4 between Q and the opened Q, 4 - r5 above it.
+        # The acute ones are the smallest: the first n_acute - [Q acute] slots take acute values, the rest obtuse
+        # or more, each drawn in ascending order at least g above the one before.
+        k = n_acute - (tq < 90)
+        others, prev = [], -g
+        for n in range(3):
+            a, b = (lo, tq - g) if n < below else (tq + g, tq + x - g) if n < between else (tq + x + g, hi)
+            a = max(a, prev + g, blunt_lo) if n >= k else max(a, prev + g)
+            if n < k and b > acute_hi:
+                b = acute_hi
+            if a > b:
+                break
+            prev = integers(a, b + 1)
+            if abs(prev - 180) < STRAIGHT_GAP_DEG:
+                break
+            others.append(prev)
         else:
-            a = max(a, 90 + RIGHT_GAP_DEG)
-        if a > b:
-            return None
-        t = int(rng.integers(a, b + 1))
-        if abs(t - 180) < STRAIGHT_GAP_DEG:
-            return None
-        others.append(t)
-        prev = t
-    thetas = [others[0], tq] + others[1:]
-    if not all(_valid(t, level) for t in thetas) or sum(t < 90 for t in thetas) != n_acute:
-        return None
-    if min_gap(thetas) < g or min(abs(tq + x - o) for o in others) < g:
-        return None
-    order = [int(i) for i in rng.permutation(3)]         # which of P, R, S takes which slot
-    out = [0, tq, 0, 0]
-    for slot, who in zip(others, order):
-        out[(0, 2, 3)[who]] = slot
-    return out, x
+            thetas = [others[0], tq] + others[1:]
+            if not all(_valid(t, level) for t in thetas) or sum(t < 90 for t in thetas) != n_acute or \
+                    min_gap(thetas) < g or min(abs(tq + x - o) for o in others) < g:
+                continue
+            order = d.permutation(3)         # which of P, R, S takes which slot
+            out = [0, tq, 0, 0]
+            for slot, who in zip(others, order):
+                out[(0, 2, 3)[who]] = slot
+            return out, x
+    return None
 
 
-def _arms(rng: np.random.Generator, level: int, thetas) -> list[tuple[float, float]]:
+def _arms(d: Draws, level: int, thetas) -> list[tuple[float, float]]:
     if level < 3:
-        return [(round(float(rng.uniform(*ARM_PX)), 1), round(float(rng.uniform(*ARM_PX)), 1)) for _ in thetas]
+        return [(round(d.uniform(*ARM_PX), 1), round(d.uniform(*ARM_PX), 1)) for _ in thetas]
     # Level 3: the smaller the angle, the longer its arms, so arm length never hints at size.
     rank = {i: r for r, i in enumerate(sorted(range(4), key=lambda i: thetas[i]))}
-    return [tuple(round(float(rng.uniform(150 - 22 * rank[i], 170 - 22 * rank[i])), 1) for _ in range(2))
+    return [tuple(round(d.uniform(150 - 22 * rank[i], 170 - 22 * rank[i]), 1) for _ in range(2))
             for i in range(4)]
 
 
-def _place(rng: np.random.Generator, i: int, phi: int, theta: int, arms) -> tuple[float, float] | None:
+def _place(d: Draws, i: int, phi: int, theta: int, arms) -> tuple[float, float] | None:
     """A vertex for angle i such that the whole angle lies in its cell's drawable box."""
     e = extent((0.0, 0.0), phi, theta, arms)
     if e is None:
@@ -371,7 +374,7 @@ def _place(rng: np.random.Generator, i: int, phi: int, theta: int, arms) -> tupl
     x_lo, x_hi, y_lo, y_hi = b[0] - e[0], b[2] - e[2], b[1] - e[1], b[3] - e[3]
     if x_lo > x_hi or y_lo > y_hi:
         return None
-    return (round(float(rng.uniform(x_lo, x_hi)), 1), round(float(rng.uniform(y_lo, y_hi)), 1))
+    return (round(d.uniform(x_lo, x_hi), 1), round(d.uniform(y_lo, y_hi), 1))
 
 
 def sample(rng: np.random.Generator, level: int) -> Scene:
@@ -379,27 +382,25 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     uniform over what Q's class and rank allow; then angles are drawn to match."""
     if level not in (1, 2, 3):
         raise ValueError(f"angle_estimation: level must be 1, 2 or 3, got {level!r}")
-    cls = CLASSES[int(rng.integers(3 if level == 1 else 4))]
-    r5 = int(rng.integers(1, 5))
+    d = Draws(rng)       # the Generator's own draws, cheaper
+    cls = CLASSES[d.integers(3 if level == 1 else 4)]
+    r5 = d.integers(1, 5)
     # Q's rank moves in 2/3 of the items where it can, mostly by one place (a uniform drop would make Q the
     # smallest angle in over half the items).
-    r4 = r5 if r5 == 1 or rng.random() >= 2 / 3 else r5 - 1 if rng.random() < 0.7 else int(rng.integers(1, r5))
+    r4 = r5 if r5 == 1 or d.random() >= 2 / 3 else r5 - 1 if d.random() < 0.7 else d.integers(1, r5)
     # Angles below Q are acute if Q is; Q right: exactly those below it; Q obtuse or reflex: any below it.
     allowed = {ACUTE: range(r4, 5), RIGHT: range(r4 - 1, r4), OBTUSE: range(0, r4), REFLEX: range(0, r4)}[cls]
-    n_acute = int(rng.choice(list(allowed)))
-    for _ in range(300):
-        got = _thetas(rng, level, cls, r4, r5, n_acute)
-        if got is not None:
-            break
-    else:
+    n_acute = d.pick(allowed)
+    got = _thetas(d, level, cls, r4, r5, n_acute, 300)
+    if got is None:
         raise Reject("no_angles_for_targets")
     thetas, x = got
-    arms = _arms(rng, level, thetas)
+    arms = _arms(d, level, thetas)
     phis, verts = [], []
     for i in range(4):
         for _ in range(20):
-            phi = int(rng.integers(0, 360))
-            v = _place(rng, i, phi, thetas[i], arms[i])
+            phi = d.integers(0, 360)
+            v = _place(d, i, phi, thetas[i], arms[i])
             if v is not None:
                 break
         else:

@@ -40,6 +40,7 @@ from shapely.geometry import Point
 
 from grip.answers import Choice, Count, Ordered, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.draws import Draws
 from grip.geometry import point_segment_distances, segment_meet, segment_meets
 from grip.renderers import shapes
 from grip.renderers.canvas import SAFE_BORDER_PX, Canvas
@@ -673,15 +674,15 @@ def _first_d(c: np.ndarray, segs: list, others: list, pts: list, level: int, mus
     return None if first is None else (int(rows[first[0]]), *first[1:])
 
 
-def _plan(rng: np.random.Generator, k: int, t: dict, hub: int, d_at: int, bc: tuple[int, int]):
+def _plan(d: Draws, k: int, t: dict, hub: int, d_at: int, bc: tuple[int, int]):
     """Which pairs must (1) or must not (0) cross, -1 free: A crosses a chosen n_a, a middle hub a chosen h, the
     two consistent on the A-hub pair and on Q2's pair when the hub is B or C, and no other segment bound to h
     crossings or more."""
     n_a, h = t["n_a"], t["hub_deg"]
     # D's line splitting one segment that D does not cross leaves D crossing none, so not A either.
-    pool_a = np.array([x for x in range(1, k) if x != d_at] if t["moved"] and t["q5"] == 1 else range(1, k))
+    pool_a = [x for x in range(1, k) if x != d_at] if t["moved"] and t["q5"] == 1 else range(1, k)
     keys = (0, 2) if t["t3"] in (1, 2) else (0,)          # the hub's pairs fixed by A's plan and by Q2
-    pool = np.array([x for x in range(k) if x != hub and x not in keys], int)
+    pool = [x for x in range(k) if x != hub and x not in keys]
     # D crosses at most q5 segments (its line splits every one it crosses), fewer when Q5 must differ.
     d_room = t["q5"] - bool(t["moved"]) if d_at != hub else k
     if n_a > len(pool_a):
@@ -689,16 +690,16 @@ def _plan(rng: np.random.Generator, k: int, t: dict, hub: int, d_at: int, bc: tu
     for _ in range(20):
         want = [[-1] * k for _ in range(k)]
         want[0][1:] = [0] * (k - 1)
-        for x in rng.choice(pool_a, n_a, replace=False):
-            want[0][x] = 1
+        for i in d.subset(len(pool_a), n_a):           # rng.choice(pool_a, n_a, replace=False)
+            want[0][pool_a[i]] = 1
         if hub != 0:
             fixed = [want[0][hub], int(t["q2"])][:len(keys)]
             n_rest = h - sum(fixed)
             if not 0 <= n_rest <= len(pool):
                 continue
             want[hub] = [0] * k
-            for x in rng.choice(pool, n_rest, replace=False):
-                want[hub][x] = 1
+            for i in d.subset(len(pool), n_rest):
+                want[hub][pool[i]] = 1
             for x, f in zip(keys, fixed):
                 want[hub][x] = f
         # Made symmetric: only rows 0 and the hub are set (in full, and alike on their shared pair), the rest -1.
@@ -720,18 +721,19 @@ def _plan(rng: np.random.Generator, k: int, t: dict, hub: int, d_at: int, bc: tu
     return None
 
 
-def _try(rng: np.random.Generator, level: int, k: int, t: dict):
+def _try(rng: np.random.Generator, d: Draws, level: int, k: int, t: dict):
     """One construction, segment by segment, each the first of a batch of candidates that passes every pair rule
     and the plan (`_plan`): A first; the hub (the segment meant to be the most crossed: A itself, or the second
     segment built, which takes letter t3) crosses exactly `hub_deg` segments and every other stays below that;
     D is built last from candidate lines that meet Q5's targets, unless D is the hub, whose line is then checked
-    against each later segment. Returns a scene meeting every target and rule, or None."""
-    base, spread = float(rng.uniform(0, 180)), float(rng.choice([60.0, 90.0]))
+    against each later segment. Returns a scene meeting every target and rule, or None. Scalar draws go through
+    `d`, array draws through `rng` (one stream)."""
+    base, spread = d.uniform(0, 180), d.pick((60.0, 90.0))
     t3, h, q2, q5 = t["t3"], t["hub_deg"], t["q2"], t["q5"]
     hub = 0 if t3 == 0 else 1
     b_at, c_at = {1: (1, 2), 2: (2, 1)}.get(t3, (2, 3) if hub == 1 else (1, 2))
     d_at = 1 if t3 == 3 else k - 1          # D is built last, with its Q5 targets, unless it is the hub
-    want = _plan(rng, k, t, hub, d_at, (b_at, c_at))
+    want = _plan(d, k, t, hub, d_at, (b_at, c_at))
     if want is None:        # 20 random plans failing means the targets admit none: drawing again will not help
         raise Reject("no_plan_for_targets")
     segs, geo, pts, deg, n5_d = [], [], [], [], 0
@@ -771,9 +773,9 @@ def _try(rng: np.random.Generator, level: int, k: int, t: dict):
         pts += new
         if n5 is not None:                     # segments whose ends D's line splits
             n5_d = int(n5[i])
-        deg = [d + x for d, x in zip(deg, row)] + [sum(row)]
+        deg = [n + x for n, x in zip(deg, row)] + [sum(row)]
     rest = [x for x in range(1, k) if x not in (b_at, c_at, d_at)]
-    rest = [rest[i] for i in rng.permutation(len(rest))]
+    rest = [rest[i] for i in d.permutation(len(rest))]
     if t3 >= 4:                        # the hub gets letter t3
         rest.remove(hub)
         rest.insert(t3 - 4, hub)
@@ -817,8 +819,9 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         raise ValueError(f"line_intersection: level must be 1, 2 or 3, got {level!r}")
     k = {1: 5, 2: int(rng.integers(5, 7)), 3: int(rng.integers(6, 9))}[level]
     t = targets(rng, k)
+    d = Draws(rng)          # the Generator's own scalar draws, cheaper
     for _ in range(20):
-        s = _try(rng, level, k, t)
+        s = _try(rng, d, level, k, t)
         if s is not None:
             return s
     raise Reject("no_layout_for_targets")

@@ -27,6 +27,7 @@ import numpy as np
 
 from grip.answers import Choice, Count, Ordered, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.draws import Draws
 from grip.renderers import projection as pj
 from grip.renderers.canvas import SAFE_BORDER_PX, Canvas
 from grip.renderers.style import BLACK, GREY, LABEL, OKABE_ITO, WHITE
@@ -142,6 +143,19 @@ _TURN = tuple(tuple(1 << _BIT[tuple(s * c[j] + (2 if s < 0 else 0) for j, s in p
               for perm in vx._SIGNED_PERMS)
 
 
+def _chunk_turns(turn: tuple, k: int) -> tuple[int, ...]:
+    """Per value v of chunk k (bits 9 k .. 9 k + 8): the OR of `turn` over its cells."""
+    out = [0] * 512
+    for v in range(1, 512):
+        low = v & -v
+        out[v] = out[v ^ low] | turn[9 * k + low.bit_length() - 1]
+    return tuple(out)
+
+
+# _TURN_CHUNKS[k]: rotation k as three chunk tables (`_chunk_turns`), so a word turns in three lookups
+_TURN_CHUNKS = tuple(tuple(_chunk_turns(turn, k) for k in range(3)) for turn in _TURN)
+
+
 # _PLANE[k][v]: the cells whose coordinate k is v; _STRIDE[k]: the bit step of a unit step along axis k
 _PLANE = tuple(tuple(sum(1 << i for i, c in enumerate(_BOX) if c[k] == v) for v in range(3)) for k in range(3))
 _STRIDE = (9, 3, 1)
@@ -242,13 +256,12 @@ def _to_origin(word: int) -> int:
 @functools.lru_cache(maxsize=8192)
 def _turned_words(word: int) -> tuple[int, ...]:
     """The words of the set under the 24 rotations, normalised: `vx.rotated(cells, k)` is `_cells(...[k])`."""
-    bits = _bits(word)
+    a, b, c = word & 511, (word >> 9) & 511, word >> 18
     out = []
-    for turn in _TURN:
-        w = 0
-        for i in bits:
-            w |= turn[i]
-        out.append(_to_origin(w))
+    for t0, t1, t2 in _TURN_CHUNKS:
+        w = t0[a] | t1[b] | t2[c]
+        u, v, x = w & 511, (w >> 9) & 511, w >> 18              # `_to_origin`, written out
+        out.append(w >> (_X_LOW[(u != 0) | (v != 0) << 1 | (x != 0) << 2] + _YZ_LOW[u | v | x]))
     return tuple(out)
 
 
@@ -387,15 +400,15 @@ def moves(cubes):
                     yield _cells(new)
 
 
-def random_move(rng, cubes, tries: int = 20):
+def random_move(d: Draws, cubes, tries: int = 20):
     """One cube moved to a random empty cell beside the rest (connected, inside 3x3x3, not a rotation of the
     original; a set inside the box), or None."""
     word = _word(cubes)
     own, bits = _shape_id(word), _bits(word)
     for _ in range(tries):
-        rest = word & ~(1 << bits[int(rng.integers(len(bits)))])
+        rest = word & ~(1 << bits[d.integers(len(bits))])
         cells = _beside(rest, word)
-        c = cells[int(rng.integers(len(cells)))]
+        c = cells[d.integers(len(cells))]
         if _connected_word(rest):
             new = _moved(rest, c)
             if new is not None and _shape_id(new) != own:
@@ -442,21 +455,21 @@ def minimal_pair(scene: Scene) -> Scene:
     raise Reject("no_minimal_pair")
 
 
-def _random_polycube(rng, n: int) -> tuple | None:
+def _random_polycube(d: Draws, n: int) -> tuple | None:
     """n cells of the box [0, 3)^3 grown from a random one, each time a random empty face neighbour (the cells
     as words: ascending bits are the sorted cells), normalised."""
-    i = 9 * int(rng.integers(3)) + 3 * int(rng.integers(3)) + int(rng.integers(3))
+    i = 9 * d.integers(3) + 3 * d.integers(3) + d.integers(3)
     word, near, size = 1 << i, _NEAR[i], 1
     while size < n:
         front = _bits(near & ~word)
         if not front:
             return None
-        i = front[int(rng.integers(len(front)))]
+        i = front[d.integers(len(front))]
         word, near, size = word | 1 << i, near | _NEAR[i], size + 1
     return _cells(_to_origin(word))
 
 
-def _grow_gap(rng, block, n: int, sym_axis: int | None) -> int | None:
+def _grow_gap(d: Draws, block, n: int, sym_axis: int | None) -> int | None:
     """About n block cells grown from a seed, face neighbour by face neighbour, mirror-symmetric across the block's
     mid-plane normal to `sym_axis` when given (then achiral, and maybe not connected), as a word (bit 9 x + 3 y + z
     per cell, as in `_BIT`). Cells whose +x, +y, +z neighbours are gap cells or outside the block (behind the gap,
@@ -464,13 +477,13 @@ def _grow_gap(rng, block, n: int, sym_axis: int | None) -> int | None:
     the piece cubes behind it remain in view."""
     t = _block_tables(block)
     mirror = t.mirror[sym_axis] if sym_axis is not None else range(27)
-    r = rng.random()
+    r = d.random()
     if r < SEED_SHEET and t.sheet:
         seeds = t.sheet + tuple(mirror[c] for c in t.sheet)
     elif r < SEED_SHEET + SEED_FRONT:
         seeds = (t.front_corner, mirror[t.front_corner])
     else:
-        start = 9 * int(rng.integers(block[0])) + 3 * int(rng.integers(block[1])) + int(rng.integers(block[2]))
+        start = 9 * d.integers(block[0]) + 3 * d.integers(block[1]) + d.integers(block[2])
         seeds = (start, mirror[start])
     # The gap and its front as words (ascending bits are the sorted cells).
     around, behind = t.around, t.behind
@@ -492,7 +505,7 @@ def _grow_gap(rng, block, n: int, sym_axis: int | None) -> int | None:
         cells = _bits(front)
         # GROW_BIAS ** ahead, summed in order (= np.cumsum)
         w = list(itertools.accumulate([_BIAS_POWERS[ahead[c]] for c in cells]))
-        c = cells[min(bisect.bisect_right(w, rng.random() * w[-1]), len(cells) - 1)]
+        c = cells[min(bisect.bisect_right(w, d.random() * w[-1]), len(cells) - 1)]
         m = mirror[c]                           # never in the gap: the gap is its own mirror image
         for new in (c,) if m == c else (c, m):
             for k in behind[new]:
@@ -553,24 +566,24 @@ def _buried(piece, block) -> bool:
     return any((x + 1, y, z) in p and (x, y + 1, z) in p and (x, y, z + 1) in p for x, y, z in p)
 
 
-def _turned(rng, cubes) -> tuple | None:
+def _turned(d: Draws, cubes) -> tuple | None:
     """The set in a random one of the 24 rotations whose drawing passes the visibility rules (a rotation that
     repeats another one of a symmetric shape gets the same verdict)."""
     turns = _turned_words(_word(cubes))
-    for i in rng.permutation(24).tolist():
+    for i in d.permutation(24):
         if _visible_word(turns[i]):
             return _cells(turns[i])
     return None
 
 
-def _slots(rng, q4: int, q5: int, length: int) -> list[int]:
+def _slots(d: Draws, q4: int, q5: int, length: int) -> list[int]:
     """Slots of the candidates with |G| cubes: Q4's slot (if any) in, Q5's slot (if any) out."""
     inside = [q4] if q4 < 4 else []
-    free = [int(i) for i in rng.permutation(4) if i not in inside and i != q5]
+    free = [i for i in d.permutation(4) if i not in inside and i != q5]
     return sorted(inside + free[: length - len(inside)])
 
 
-def _same_size(rng, level: int, g, need: int, q4_none: bool) -> list | None:
+def _same_size(d: Draws, level: int, g, need: int, q4_none: bool) -> list | None:
     """`need` distractors of |G| cubes: a moved copy first when Q4 is none, the mirror image when G is chiral
     (levels 2-3), then moved copies and other shapes."""
     out: list[tuple[str, tuple]] = []
@@ -583,7 +596,7 @@ def _same_size(rng, level: int, g, need: int, q4_none: bool) -> list | None:
             out.append((kind, cubes))
 
     if q4_none:
-        moved = random_move(rng, g)
+        moved = random_move(d, g)
         if moved is None:
             return None
         take("moved", moved)
@@ -592,17 +605,17 @@ def _same_size(rng, level: int, g, need: int, q4_none: bool) -> list | None:
     for _ in range(12):
         if len(out) >= need:
             break
-        moved = random_move(rng, g, tries=3) if rng.random() < 0.5 else None
+        moved = random_move(d, g, tries=3) if d.random() < 0.5 else None
         if moved is not None:
             take("moved", moved)
         else:
-            other = _random_polycube(rng, len(g))
+            other = _random_polycube(d, len(g))
             if other is not None:
                 take("other", other)
     return out if len(out) == need else None
 
 
-def _other_size(rng, g, piece, star, need: int, q5_none: bool) -> list | None:
+def _other_size(d: Draws, g, piece, star, need: int, q5_none: bool) -> list | None:
     """`need` candidates whose size is not |G|: decoys G + one other piece cube beside G (one first when Q5 is
     none), G less one cube, other shapes; none of them a rotation of G + star."""
     gw = _word(g)                                  # G, the piece and the star lie in the block
@@ -618,35 +631,36 @@ def _other_size(rng, g, piece, star, need: int, q5_none: bool) -> list | None:
             out.append((kind, cubes))
 
     if q5_none and decoys:
-        for i in rng.permutation(len(decoys)):
-            take("decoy", decoys[int(i)])
+        for i in d.permutation(len(decoys)):
+            take("decoy", decoys[i])
             if out:
                 break
     for _ in range(12):
         if len(out) >= need:
             break
-        r = rng.random()
+        r = d.random()
         if r < 0.4 and decoys:
-            take("decoy", decoys[int(rng.integers(len(decoys)))])
+            take("decoy", decoys[d.integers(len(decoys))])
         elif r < 0.7 and minus:
-            take("minus", minus[int(rng.integers(len(minus)))])
+            take("minus", minus[d.integers(len(minus))])
         else:
-            other = _random_polycube(rng, len(g) + int(rng.choice([-2, -1, 1, 2])))
+            other = _random_polycube(d, len(g) + d.pick((-2, -1, 1, 2)))
             if other is not None and len(other) >= 2:
                 take("size", other)
     return out if len(out) == need else None
 
 
-def _block_and_gap(rng, level: int, achiral: bool):
+def _block_and_gap(d: Draws, level: int, achiral: bool):
     """(block, gap, piece, star choices) passing every rule of the block drawing, or None after many cheap tries
     (at level 3 only a few per cent of grown gaps leave every piece cube and gap cell in view)."""
     for _ in range(GAP_TRIES):
-        dims = BLOCKS[level][int(rng.integers(len(BLOCKS[level])))]
-        block = tuple(rng.permutation(dims).tolist())
+        dims = list(d.pick(BLOCKS[level]))
+        d.shuffle(dims)                          # rng.permutation(dims)
+        block = tuple(dims)
         total = block[0] * block[1] * block[2]
         lo = max(GAP[level][0], total - PIECE[level][1])
         hi = min(GAP[level][1], total - PIECE[level][0])
-        g = _grow_gap(rng, block, int(rng.integers(lo, hi + 1)), int(rng.integers(3)) if achiral and rng.random() < 0.5 else None)
+        g = _grow_gap(d, block, d.integers(lo, hi + 1), d.integers(3) if achiral and d.random() < 0.5 else None)
         if g is None or not lo <= g.bit_count() <= hi:
             continue
         found = _judged_gap(block, g)
@@ -677,21 +691,22 @@ def _judged_gap(block, word: int) -> tuple[bool, tuple, tuple, tuple] | None:
 def sample(rng: np.random.Generator, level: int) -> Scene:
     if level not in (1, 2, 3):
         raise ValueError(f"combination_3d: level must be 1..3, got {level}")
-    q4 = int(rng.integers(5))                      # targets first: Q4 slot (4 = none), Q5 slot, Q3 length, open
-    q5 = int(rng.integers(5))
+    d = Draws(rng)                                 # the Generator's own draws, cheaper
+    q4 = d.integers(5)                             # targets first: Q4 slot (4 = none), Q5 slot, Q3 length, open
+    q5 = d.integers(5)
     while q4 < 4 and q5 == q4:
-        q5 = int(rng.integers(5))
-    length = int(rng.integers(2, 4))
-    achiral = bool(rng.integers(2))
-    found = _block_and_gap(rng, level, achiral)
+        q5 = d.integers(5)
+    length = d.integers(2, 4)
+    achiral = bool(d.integers(2))
+    found = _block_and_gap(d, level, achiral)
     if found is None:
         raise Reject("no_gap")
     block, gt, piece, stars = found
     for _ in range(8):
-        star = stars[int(rng.integers(len(stars)))]
-        inside = _slots(rng, q4, q5, length)
-        same = _same_size(rng, level, gt, len(inside) - (q4 < 4), q4 == 4)
-        other = _other_size(rng, gt, piece, star, 4 - len(inside) - (q5 < 4), q5 == 4)
+        star = stars[d.integers(len(stars))]
+        inside = _slots(d, q4, q5, length)
+        same = _same_size(d, level, gt, len(inside) - (q4 < 4), q4 == 4)
+        other = _other_size(d, gt, piece, star, 4 - len(inside) - (q5 < 4), q5 == 4)
         if same is None or other is None:
             continue
         if level == 3 and any(k == "mirror" for k, _ in same) and not (
@@ -706,7 +721,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         for i in range(4):
             if slots[i] is None:
                 slots[i] = next(fill_in) if i in inside else next(fill_out)
-        turned = [_turned(rng, c) for _, c in slots]
+        turned = [_turned(d, c) for _, c in slots]
         if any(t is None for t in turned):
             continue
         scene = Scene(level, block, piece, star, tuple(turned), tuple(k for k, _ in slots))

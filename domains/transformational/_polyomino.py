@@ -7,6 +7,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from grip.draws import Draws
 from grip.geometry import D4_OPS, ROTATION_OPS
 
 BOARD = 6
@@ -262,10 +263,10 @@ def _bits(m: int) -> list[int]:
     return out
 
 
-def grow(rng: np.random.Generator, n: int, start=None) -> Cells | None:
+def grow(d: Draws, n: int, start=None) -> Cells | None:
     """A random connected set of n cells grown one neighbour at a time (None if it gets stuck)."""
-    integers = rng.integers
-    m = mask_of([start]) if start is not None else 1 << int(integers(BOARD * BOARD))
+    integers = d.integers
+    m = mask_of([start]) if start is not None else 1 << integers(BOARD * BOARD)
     for _ in range(n - 1):
         front = ((m << 1) & _NOT_LEFT | (m >> 1) & _NOT_RIGHT | (m << BOARD) | (m >> BOARD)) & FULL & ~m   # `expand`
         if not front:
@@ -274,25 +275,25 @@ def grow(rng: np.random.Generator, n: int, start=None) -> Cells | None:
         # returns 0 without reading its state), so a one-cell front skips it
         c = front.bit_count()
         if c != 1:
-            for _ in range(int(integers(c))):
+            for _ in range(integers(c)):
                 front &= front - 1
         m |= front & -front
     return cells_of(m)
 
 
-def partition(rng: np.random.Generator, region: Cells, k: int, min_size: int = 3) -> list[Cells] | None:
+def partition(d: Draws, region: Cells, k: int, min_size: int = 3) -> list[Cells] | None:
     """`region` split into k connected pieces of at least `min_size` cells by growing k seeds, the smallest piece
     that can still grow first (ties at random)."""
     free = mask_of(region)
     parts = []
-    for i in rng.choice(len(region), size=k, replace=False).tolist():
+    for i in d.subset(len(region), k):
         x, y = region[i]
         b = 1 << (x + BOARD * y)
         parts.append(b)
         free &= ~b
     sizes = [1] * k
     grown = [expand(p) for p in parts]       # each part's `expand`, so its front is grown[i] & free
-    integers = rng.integers
+    integers = d.integers
     while free:
         pick, least = [], BOARD * BOARD                # the parts that can grow and are smallest, in index order
         for i in range(k):
@@ -304,11 +305,11 @@ def partition(rng: np.random.Generator, region: Cells, k: int, min_size: int = 3
                     pick.append(i)
         if not pick:
             return None
-        i = pick[int(integers(len(pick)))] if len(pick) > 1 else pick[0]    # integers(1) draws nothing
+        i = pick[integers(len(pick))] if len(pick) > 1 else pick[0]    # integers(1) draws nothing
         front = grown[i] & free
         c = front.bit_count()                          # one cell of the front, uniformly (as in `grow`)
         if c != 1:
-            for _ in range(int(integers(c))):
+            for _ in range(integers(c)):
                 front &= front - 1
         b = front & -front
         p = parts[i] | b
@@ -319,10 +320,10 @@ def partition(rng: np.random.Generator, region: Cells, k: int, min_size: int = 3
     return [cells_of(p) for p in parts] if min(sizes) >= min_size else None
 
 
-def compact_region(rng: np.random.Generator, n: int) -> Cells | None:
+def compact_region(d: Draws, n: int) -> Cells | None:
     """A random hole-free polyomino of n cells on the board: grown cell by cell, holes filled, then trimmed back
     to n by removing boundary cells that keep it connected and hole-free."""
-    start = grow(rng, n)
+    start = grow(d, n)
     if start is None:
         return None
     m = mask_of(start)
@@ -331,7 +332,7 @@ def compact_region(rng: np.random.Generator, n: int) -> Cells | None:
     while m.bit_count() > n:
         edge = m & (expand(FULL & ~m) | _BORDER)
         bits = _bits(edge)
-        for b in [bits[int(i)] for i in rng.permutation(len(bits))]:
+        for b in [bits[i] for i in d.permutation(len(bits))]:
             rest = m & ~b
             if connected(rest) and not has_hole(rest):
                 m = rest

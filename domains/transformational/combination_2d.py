@@ -24,6 +24,7 @@ import shapely
 
 from grip.answers import Choice, Count, Ordered, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.draws import Draws
 from grip.domains.transformational import _polyomino as pm
 from grip.geometry import ROTATION_OPS
 from grip.renderers import shapes
@@ -62,20 +63,21 @@ class Scene:
 
 # --- sampling ----------------------------------------------------------------------------------------------------
 
-def _swap(rng: np.random.Generator, pieces: list[Cells]):
+def _swap(d: Draws, pieces: list[Cells]):
     """(p, q, P', Q'): two adjacent pieces that trade one boundary cell each, both still connected, P' matching no
     turn or mirror of P and Q' none of Q; None if no pair works."""
     masks = [pm.mask_of(c) for c in pieces]
     connected = {}                                   # mask -> connected: (q, p) tries the masks (p, q) tried
-    for p, q in rng.permutation(_pairs(len(pieces))).tolist():
+    pairs = _pairs(len(pieces))
+    for p, q in [pairs[i] for i in d.permutation(len(pairs))]:     # rng.permutation of the pairs' array
         pm_, qm = masks[p], masks[q]
         cs = pm.cell_bits(pm_ & pm.expand(qm))          # cells of P next to Q, and of Q next to P
         ds = pm.cell_bits(qm & pm.expand(pm_))
         p_orbit = q_orbit = None
-        for ci in rng.permutation(len(cs)).tolist():
+        for ci in d.permutation(len(cs)):
             cb = cs[ci]
             p_rest = pm_ & ~cb
-            for di in rng.permutation(len(ds)).tolist():
+            for di in d.permutation(len(ds)):
                 db = ds[di]
                 p2m, q2m = p_rest | db, qm & ~db | cb
                 ok = connected.get(p2m)
@@ -97,23 +99,22 @@ def _swap(rng: np.random.Generator, pieces: list[Cells]):
 
 
 @lru_cache(maxsize=8)
-def _pairs(k: int) -> np.ndarray:
-    """The ordered pairs of distinct piece indices, as the array `rng.permutation` makes of their list (it leaves its
-    argument as it is)."""
-    return np.array([(i, j) for i in range(k) for j in range(k) if i != j])
+def _pairs(k: int) -> tuple[tuple[int, int], ...]:
+    """The ordered pairs of distinct piece indices."""
+    return tuple((i, j) for i in range(k) for j in range(k) if i != j)
 
 
-def _moved_one(rng: np.random.Generator, piece: Cells) -> Cells | None:
+def _moved_one(d: Draws, piece: Cells) -> Cells | None:
     """The piece with one cell moved to another free edge-adjacent place: connected, matching no turn or mirror."""
     cells = set(piece)
     orbit = set(pm.orientations(pm.normalise(piece), True))     # congruence is symmetric
-    for i in rng.permutation(len(piece)):
-        rest = cells - {piece[int(i)]}
+    for i in d.permutation(len(piece)):
+        rest = cells - {piece[i]}
         if not pm.connected(rest):
             continue
         spots = sorted({(x + dx, y + dy) for x, y in rest for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))} - cells)
-        for j in rng.permutation(len(spots)):
-            new = pm.normalise(rest | {spots[int(j)]})
+        for j in d.permutation(len(spots)):
+            new = pm.normalise(rest | {spots[j]})
             if new not in orbit and max(max(x, y) for x, y in new) < pm.BOARD:
                 return new
     return None
@@ -127,17 +128,18 @@ def _count_sets(areas: tuple[int, ...], total: int, k: int) -> int:
 def sample(rng: np.random.Generator, level: int) -> Scene:
     if level not in (1, 2, 3):
         raise ValueError(f"combination_2d: level must be 1..3, got {level}")
-    flip_yes = bool(rng.random() < 0.5)               # Q5 target, 50/50
-    want_sets = int(rng.choice(WANT_SETS[level]))     # Q3 target
+    draws = Draws(rng)                                # the Generator's own draws, cheaper
+    flip_yes = draws.random() < 0.5                   # Q5 target, 50/50
+    want_sets = draws.pick(WANT_SETS[level])          # Q3 target
     n, k = AREA[level], K[level]
     for tries in range(30):
-        target = pm.compact_region(rng, n)
+        target = pm.compact_region(draws, n)
         pieces = None
         for _ in range(3 if target is not None else 0):
-            pieces = pm.partition(rng, target, k)
+            pieces = pm.partition(draws, target, k)
             if pieces is not None:
                 break
-        swap = _swap(rng, pieces) if pieces is not None else None
+        swap = _swap(draws, pieces) if pieces is not None else None
         if swap is None:
             continue
         p, q, p2, q2 = swap
@@ -157,14 +159,14 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         if best and tries < 10:
             continue
         choices = [(x, d) for gap, x, d in options if gap == best]
-        x, d_size = choices[int(rng.integers(len(choices)))]
-        decoy = pm.apply("flip_x", pieces[x]) if flip_yes else _moved_one(rng, pm.normalise(pieces[x]))
-        extra = [pm.grow(rng, d_size, start=(2, 2))] if d_size else []
+        x, d_size = choices[draws.integers(len(choices))]
+        decoy = pm.apply("flip_x", pieces[x]) if flip_yes else _moved_one(draws, pm.normalise(pieces[x]))
+        extra = [pm.grow(draws, d_size, start=(2, 2))] if d_size else []
         if decoy is None or None in extra:
             continue
         bank = [pm.normalise(c) for c in pieces + [q2, decoy] + extra]
-        order = [int(i) for i in rng.permutation(6)]
-        turns = [ROTATION_OPS[int(rng.integers(4))] for _ in range(6)]
+        order = draws.permutation(6)
+        turns = [ROTATION_OPS[draws.integers(4)] for _ in range(6)]
         drawn = tuple(pm.apply(turns[i], bank[order[i]]) for i in range(6))
         slot_p = order.index(p)
         s = Scene(level, target, drawn, target[0], slot_p, pm.apply(turns[slot_p], pm.normalise(p2)))
@@ -172,12 +174,12 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         if len(sets) != 1 or other_set(edit(s)).value != (YES if flip_yes else NO):
             continue
         sol = sets[0]
-        marked = sol[int(rng.integers(len(sol)))]
+        marked = sol[draws.integers(len(sol))]
         found = _turn_tilings(tuple(drawn[i] for i in sol), pm.mask_of(target))
         fixed = [c for c in target if all(pm.mask_of([c]) & t[sol.index(marked)] for t in found)]
         if not fixed:
             continue
-        return replace(s, dot=fixed[int(rng.integers(len(fixed)))])
+        return replace(s, dot=fixed[draws.integers(len(fixed))])
     raise Reject("no_bank")
 
 
