@@ -251,6 +251,10 @@ def test_outline_gap_and_crossing_clearance_equal_their_plain_forms():
         box = (x0, y0, x0 + rng.uniform(18, 22), y0 + 20.0)
         circle = (*rng.uniform(100, 600, 2), rng.uniform(70, 210))
         assert oc._outline_gap(box, circle) == gap(box, circle)
+    for _ in range(500):   # on a 10 px grid: box edges through the centre's x or y, and gaps of exactly 0
+        x0, y0, w, cx, cy, r = (10.0 * v for v in rng.integers(0, 8, 6).tolist())
+        box, circle = (x0, y0, x0 + w + 10.0, y0 + 20.0), (cx, cy, r + 10.0)
+        assert oc._outline_gap(box, circle) == gap(box, circle)
     for s in scenes():
         assert oc._crossing_clearance.__wrapped__(s.circles) == clearance(s.circles)
     for _ in range(200):

@@ -35,6 +35,7 @@ import shapely
 
 from grip.answers import Choice, Number, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.draws import Draws
 from grip.renderers.canvas import Canvas
 from grip.renderers.shapes import arrow, circle, line, polygon, rect
 from grip.renderers.style import BLACK, GREY, GREY_DARK, LABEL, OKABE_ITO, TEXT, THIN, Style, tint
@@ -271,21 +272,21 @@ def _in_bar_zone(p) -> bool:
     return p[0] <= BAR_X + 2 * 100.0 + 60.0 and p[1] >= BAR_Y - 64.0
 
 
-def _uniform_point(rng: np.random.Generator) -> tuple[float, float]:
+def _uniform_point(d: Draws) -> tuple[float, float]:
     x0, y0, x1, y1 = AREA
-    return (round(float(rng.uniform(x0, x1)), 1), round(float(rng.uniform(y0, y1)), 1))
+    return (round(d.uniform(x0, x1), 1), round(d.uniform(y0, y1), 1))
 
 
 def _free(p, placed, sep: float = SEPARATION_PX) -> bool:
     return _in_area(p) and all(math.dist(p, q) >= sep for q in placed)
 
 
-def _legs_through(scene: Scene, rng: np.random.Generator, end, n_legs: int, level: int):
+def _legs_through(scene: Scene, d: Draws, end, n_legs: int, level: int):
     """Legs from the Station to (near) `end` through random waypoints on the map, stated to 0.1 km and 1 degree."""
     pts = [scene.positions[0]]
     for _ in range(n_legs - 1):
         for _ in range(50):
-            w = _uniform_point(rng)
+            w = _uniform_point(d)
             if _in_area(w) and math.dist(w, pts[-1]) >= 1.2 * scene.px_per_km and \
                     math.dist(w, end) >= 1.2 * scene.px_per_km:
                 break
@@ -299,7 +300,7 @@ def _legs_through(scene: Scene, rng: np.random.Generator, end, n_legs: int, leve
         if km < 0.8:
             return None
         travel = int(round(bearing(scene, at, target))) % 360
-        back = level == 3 and bool(rng.random() < 0.4)
+        back = level == 3 and d.random() < 0.4
         leg = (km, (travel + 180) % 360 if back else travel, back)
         legs.append(leg)
         at = step(scene, at, km, travel_bearing(leg))
@@ -312,9 +313,10 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     them and checked against every margin."""
     if level not in (1, 2, 3):
         raise ValueError(f"compass_bearings: level must be 1, 2 or 3, got {level!r}")
-    sector = int(rng.integers(8))
-    near_target = OTHERS[int(rng.integers(5))]
-    walk_target = OTHERS[int(rng.integers(5))]
+    d = Draws(rng)   # the Generator's own draws, cheaper
+    sector = d.integers(8)
+    near_target = OTHERS[d.integers(5)]
+    walk_target = OTHERS[d.integers(5)]
     if level == 3:
         names = NAMES
     else:
@@ -322,22 +324,22 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         rest = [n for n in OTHERS if n not in must]
         extra = [rest[i] for i in rng.permutation(len(rest))[:3 - len(must)]]
         names = ("Station",) + tuple(must + extra)
-    nu = 0 if level == 1 else int(rng.choice([-1, 1])) * int(rng.integers(10, 61))
-    ppk = round(float(rng.uniform(70.0, 100.0)), 1)
+    nu = 0 if level == 1 else d.pick((-1, 1)) * d.integers(10, 61)
+    ppk = round(d.uniform(70.0, 100.0), 1)
     n_legs = 3 if level == 3 else 2
     for _ in range(SAMPLE_TRIES):
-        scene = _try(rng, level, names, nu, ppk, sector, near_target, walk_target, n_legs)
+        scene = _try(d, level, names, nu, ppk, sector, near_target, walk_target, n_legs)
         if scene is not None:
             return scene
     raise Reject("no_map_for_targets")
 
 
-def _try(rng, level, names, nu, ppk, sector, near_target, walk_target, n_legs):
-    station = _uniform_point(rng)
+def _try(d: Draws, level, names, nu, ppk, sector, near_target, walk_target, n_legs):
+    station = _uniform_point(d)
     if not _in_area(station):
         return None
-    beta = 45.0 * sector + float(rng.uniform(-22.5 + SECTOR_GAP_DEG + 1, 22.5 - SECTOR_GAP_DEG - 1))
-    d_lake = float(rng.uniform(max(LAKE_MIN_PX, LAKE_MIN_KM * ppk) + 10, 420.0))
+    beta = 45.0 * sector + d.uniform(-22.5 + SECTOR_GAP_DEG + 1, 22.5 - SECTOR_GAP_DEG - 1)
+    d_lake = d.uniform(max(LAKE_MIN_PX, LAKE_MIN_KM * ppk) + 10, 420.0)
     probe = Scene(level, nu, ppk, ("Station",), (station,), ())
     lake = tuple(round(c, 1) for c in step(probe, station, d_lake / ppk, beta))
     if not _free(lake, [station]):
@@ -347,8 +349,8 @@ def _try(rng, level, names, nu, ppk, sector, near_target, walk_target, n_legs):
     if near_target == "Lake":
         d_near = d_lake
     else:
-        d_near = float(rng.uniform(SEPARATION_PX, max(SEPARATION_PX, d_lake / 1.35)))
-        a = float(rng.uniform(0, 2 * math.pi))
+        d_near = d.uniform(SEPARATION_PX, max(SEPARATION_PX, d_lake / 1.35))
+        a = d.uniform(0, 2 * math.pi)
         p = (round(station[0] + d_near * math.cos(a), 1), round(station[1] + d_near * math.sin(a), 1))
         if not _free(p, pos.values()):
             return None
@@ -357,32 +359,33 @@ def _try(rng, level, names, nu, ppk, sector, near_target, walk_target, n_legs):
         if name in pos:
             continue
         for _ in range(60):
-            p = _uniform_point(rng)
+            p = _uniform_point(d)
             if _free(p, pos.values()) and math.dist(p, station) >= 1.35 * d_near:
                 pos[name] = p
                 break
         else:
             return None
     positions = tuple(pos[n] for n in names)
-    if min(np.ptp(np.array(positions), axis=0)) < SPREAD_MIN * (AREA[2] - AREA[0]):
+    xs, ys = zip(*positions)
+    if min(max(xs) - min(xs), max(ys) - min(ys)) < SPREAD_MIN * (AREA[2] - AREA[0]):
         return None   # a map with its landmarks bunched in one part leaves most of the canvas empty
     scene = Scene(level, nu, ppk, tuple(names), positions, ())
     # The walk ends within 0.6 km of its target, with room to spare over every other landmark.
     t = pos[walk_target]
     for _ in range(30):
-        r, a = float(rng.uniform(0.0, 0.6 * ppk)), float(rng.uniform(0, 2 * math.pi))
+        r, a = d.uniform(0.0, 0.6 * ppk), d.uniform(0, 2 * math.pi)
         end = (t[0] + r * math.cos(a), t[1] + r * math.sin(a))
         ranked = _ranked(scene, end)
         if _in_area(end) and ranked[0][1] == walk_target and _ratio(ranked) >= WALK_RATIO * 1.1:
             break
     else:
         return None
-    legs = _legs_through(scene, rng, end, n_legs, level)
+    legs = _legs_through(scene, d, end, n_legs, level)
     if legs is None:
         return None
     beta = lake_bearing(scene)
     turns = [t for m in TURNS_DEG for t in ((m, -m) if m < 180 else (m,)) if sector_gap(beta - t) >= SECTOR_GAP_DEG]
-    scene = replace(scene, legs=legs, turn_deg=int(turns[int(rng.integers(len(turns)))]))
+    scene = replace(scene, legs=legs, turn_deg=int(turns[d.integers(len(turns))]))
     pts = walk_points(scene)
     final = _ranked(scene, pts[-1])
     if not all(_in_area(p) for p in pts[1:]) or final[0][0] > WALK_NEAR_KM * ppk or final[0][1] != walk_target:
@@ -393,6 +396,9 @@ def _try(rng, level, names, nu, ppk, sector, near_target, walk_target, n_legs):
 
 
 # --- drawing --------------------------------------------------------------------------------------------------------
+
+_LAKE_OUTLINE = tuple((22 * math.cos(t), 14 * math.sin(t)) for t in np.linspace(0, 2 * math.pi, 40, endpoint=False))
+
 
 def _icon(canvas: Canvas, name: str, c) -> None:
     x, y = c
@@ -406,8 +412,7 @@ def _icon(canvas: Canvas, name: str, c) -> None:
         rect(canvas, x - 13 * k, y - 13 * k, x + 13 * k, y + 13 * k, edge, owner=name)
         line(canvas, (x - 13 * k, y), (x + 13 * k, y), Style(stroke=(1, 1, 1), width_px=3.0), owner=name)
     elif name == "Lake":
-        ts = np.linspace(0, 2 * math.pi, 40, endpoint=False)
-        polygon(canvas, at(*((22 * math.cos(t), 14 * math.sin(t)) for t in ts)), edge, owner=name)
+        polygon(canvas, at(*_LAKE_OUTLINE), edge, owner=name)
     elif name == "Tower":
         polygon(canvas, at((-9, 16), (-5, -16), (5, -16), (9, 16)), edge, owner=name)
     elif name == "Mill":

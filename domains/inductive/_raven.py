@@ -17,6 +17,8 @@ from itertools import combinations
 
 import numpy as np
 
+from grip.draws import Draws
+
 ATTRS = ("number", "type", "size", "colour")
 RULES = ("constant", "progression", "arithmetic", "distribute-three")
 CONST, PROG, ARITH, DIST = RULES
@@ -119,33 +121,34 @@ def rule_margin(attr: str, grid: int, values8: tuple[int, ...]) -> int:
 
 # --- drawing rows for a rule (sampling only) ---------------------------------------------------------------------
 
-def rows_for(rng: np.random.Generator, attr: str, grid: int, rule: str, fixed: bool = False) -> tuple[int, ...]:
+def rows_for(rng: np.random.Generator, draws: Draws, attr: str, grid: int, rule: str,
+             fixed: bool = False) -> tuple[int, ...]:
     """Nine values in reading order (the last one is the missing panel) that obey `rule`.
-    `fixed`: one value over the whole matrix (the attributes that draw no rule at levels 1-2)."""
+    `fixed`: one value over the whole matrix (the attributes that draw no rule at levels 1-2). `draws`: `rng`'s
+    scalar draws (`grip.draws`); its array draws and shuffles go through `rng`."""
     m = domain_size(attr, grid)
     if rule == CONST:
         if fixed:
-            return (int(rng.integers(1, m + 1)),) * 9
+            return (draws.integers(1, m + 1),) * 9
         return tuple(v for v in rng.integers(1, m + 1, size=3).tolist() for _ in range(3))
     if rule == PROG:
         steps = [d for d in STEPS if m - 2 * abs(d) >= 2]    # at least two starting values, so rows can differ
-        d = steps[int(rng.integers(len(steps)))]
+        d = steps[draws.integers(len(steps))]
         starts = [v for v in range(1, m + 1) if 1 <= v + 2 * d <= m]
-        s1, s2 = (int(x) for x in rng.choice(starts, size=2, replace=False))
-        s3 = int(starts[int(rng.integers(len(starts)))])
+        s1, s2 = (starts[i] for i in draws.subset(len(starts), 2))
+        s3 = starts[draws.integers(len(starts))]
         return tuple(v + i * d for v in (s1, s2, s3) for i in range(3))
     if rule == ARITH:
-        sign = 1 if rng.random() < 0.5 else -1
+        sign = 1 if draws.random() < 0.5 else -1
         rows = allowed_rows(ARITH, sign, m)
-        pick = rng.choice(len(rows), size=3, replace=False)
-        return tuple(v for i in pick for v in rows[int(i)])
+        return tuple(v for i in draws.subset(len(rows), 3) for v in rows[i])
     # distribute-three: a Latin square over a random set S, rows cyclic shifts of one random permutation
     s = [int(v) + 1 for v in rng.permutation(m)[:3]]
-    shift = 1 if rng.random() < 0.5 else -1
+    shift = 1 if draws.random() < 0.5 else -1
     return tuple(s[(c - shift * r) % 3] for r in range(3) for c in range(3))
 
 
-def edit_for(rng: np.random.Generator, attr: str, grid: int, rule: str, values9) -> tuple[int, int] | None:
+def edit_for(draws: Draws, attr: str, grid: int, rule: str, values9) -> tuple[int, int] | None:
     """Q5's edit of row 3, column 2 for an arithmetic or distribute-three attribute: (its new value, the new missing
     value). Distribute-three: the old missing value, the only other one that keeps row 3 a permutation of S.
     Arithmetic: a value w != the old one, shown in another visible panel, with col1 +- w in range."""
@@ -157,15 +160,15 @@ def edit_for(rng: np.random.Generator, attr: str, grid: int, rule: str, values9)
     ws = [w for w in range(1, m + 1) if w != v[7] and 1 <= v[6] + sign * w <= m and w in v[:7]]
     if not ws:
         return None
-    w = ws[int(rng.integers(len(ws)))]
+    w = ws[draws.integers(len(ws))]
     return w, v[6] + sign * w
 
 
-def alternative(rng: np.random.Generator, attr: str, m: int, correct: int, up: bool, avoid=()) -> int | None:
+def alternative(draws: Draws, attr: str, m: int, correct: int, up: bool, avoid=()) -> int | None:
     """The tree's alternative value on the side `up` of the correct one, None if there is none. Size and grey
     alternatives lie two or more levels away (`far_enough`), so no candidate hinges on one step of either."""
     side = [v for v in range(1, m + 1) if (v > correct) == up and far_enough(attr, v, correct) and v not in avoid]
-    return int(side[int(rng.integers(len(side)))]) if side else None
+    return side[draws.integers(len(side))] if side else None
 
 
 def far_enough(attr: str, value: int, correct: int) -> bool:

@@ -34,6 +34,7 @@ from grip.answers import Choice, Count, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
 from grip.domains.inductive import _raven as rv
 from grip.domains.inductive._raven import ARITH, ATTRS, CONST, DIST, PROG, RULES
+from grip.draws import Draws
 from grip.renderers.canvas import Canvas
 from grip.renderers.style import BLACK, LABEL, OKABE_ITO, TEXT
 from grip.renderers.text import draw_text_px
@@ -289,21 +290,22 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     if level not in (1, 2, 3):
         raise ValueError(f"progressive_matrices: level must be 1, 2 or 3, got {level!r}")
     grid = 2 if level < 3 else 3
-    q2 = RULES[int(rng.integers(4))]
-    q4 = int(rng.integers(8))
-    q5 = None if rng.random() < 1 / 9 else int([i for i in range(8) if i != q4][int(rng.integers(7))])
-    up = {a: bool(rng.random() < 0.5) for a in ATTRS}
+    d = Draws(rng)   # the Generator's own scalar draws, cheaper (its shuffles stay: cheaper still)
+    q2 = RULES[d.integers(4)]
+    q4 = d.integers(8)
+    q5 = None if d.random() < 1 / 9 else [i for i in range(8) if i != q4][d.integers(7)]
+    up = {a: d.random() < 0.5 for a in ATTRS}
     for _ in range(TRIES):
-        s = _try(rng, level, grid, q2, q4, q5, up)
+        s = _try(rng, d, level, grid, q2, q4, q5, up)
         if s is not None:
             return s
     raise Reject("no_scene_for_targets")
 
 
-def _try(rng, level, grid, q2, q4, q5, up) -> Scene | None:
-    ruled = ["number"] + [ATTRS[1 + int(i)] for i in rng.choice(3, size=RULED[level] - 1, replace=False)]
+def _try(rng, d: Draws, level, grid, q2, q4, q5, up) -> Scene | None:
+    ruled = ["number"] + [ATTRS[1 + i] for i in d.subset(3, RULED[level] - 1)]
     for _ in range(20):
-        rules = {a: (q2 if a == "number" else rv.admits(a)[int(rng.integers(len(rv.admits(a))))]) if a in ruled
+        rules = {a: (q2 if a == "number" else rv.admits(a)[d.integers(len(rv.admits(a)))]) if a in ruled
                  else CONST for a in ATTRS}
         if any(rules[a] in (ARITH, DIST) for a in ATTRS[1:]):
             break
@@ -312,7 +314,7 @@ def _try(rng, level, grid, q2, q4, q5, up) -> Scene | None:
     vals = {}
     for a in ATTRS:
         for _ in range(20):
-            v = rv.rows_for(rng, a, grid, rules[a], fixed=a not in ruled)
+            v = rv.rows_for(rng, d, a, grid, rules[a], fixed=a not in ruled)
             if rv.rule_margin(a, grid, v[:8]) >= RULE_MARGIN:
                 vals[a] = v
                 break
@@ -321,22 +323,22 @@ def _try(rng, level, grid, q2, q4, q5, up) -> Scene | None:
     # X is never number: the edit exists only for arithmetic and distribute-three, so editing number would tell
     # Q2's answer is one of those two. Number's rule is drawn apart from the others, so Q5's text says nothing of it.
     eligible = [a for a in ATTRS[1:] if rules[a] in (ARITH, DIST)]
-    x = eligible[int(rng.integers(len(eligible)))]
-    got = rv.edit_for(rng, x, grid, rules[x], vals[x])
+    x = eligible[d.integers(len(eligible))]
+    got = rv.edit_for(d, x, grid, rules[x], vals[x])
     if got is None:
         return None
     w, new_missing = got
     correct = tuple(vals[a][8] for a in ATTRS)
     tree = ["number", x]
     rest = [a for a in ATTRS if a not in tree]
-    tree += [rest[int(i)] for i in rng.choice(len(rest), size=3 - len(tree), replace=False)]
+    tree += [rest[i] for i in d.subset(len(rest), 3 - len(tree))]
     alt = {}
     for a in tree:
         m, c = rv.domain_size(a, grid), correct[ATTRS.index(a)]
         if a == x and q5 is not None:
             alt[a] = new_missing if (new_missing > c) == up[a] and rv.far_enough(a, new_missing, c) else None
         else:
-            alt[a] = rv.alternative(rng, a, m, c, up[a], avoid=(new_missing,) if a == x else ())
+            alt[a] = rv.alternative(d, a, m, c, up[a], avoid=(new_missing,) if a == x else ())
         if alt[a] is None:
             return None
     combos = [tuple(alt[a] if a in tree and (bits >> tree.index(a)) & 1 else correct[i] for i, a in enumerate(ATTRS))
@@ -351,8 +353,8 @@ def _try(rng, level, grid, q2, q4, q5, up) -> Scene | None:
     for i, j in zip(free, rng.permutation(len(rest_c))):
         order[i] = rest_c[int(j)]
     counts = [vals["number"][p] for p in range(8)] + [c[0] for c in order]
-    slots = tuple(tuple(sorted(rng.choice(grid * grid, size=n, replace=False).tolist())) for n in counts)
-    angles = tuple(round(float(rng.uniform(0, 360)), 1) if level == 3 else 0.0 for _ in range(16))
+    slots = tuple(tuple(sorted(d.subset(grid * grid, n))) for n in counts)
+    angles = tuple(round(d.uniform(0, 360), 1) if level == 3 else 0.0 for _ in range(16))
     scene = Scene(level, grid, tuple(tuple(int(t) for t in vals[a][:8]) for a in ATTRS), tuple(order), slots, angles,
                   x, int(w))
     if diameter_px(1) / math.sqrt(2) < MIN_OBJECT_PX:

@@ -32,6 +32,7 @@ from functools import lru_cache
 
 from grip.answers import Choice, Number, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.draws import Draws
 from grip.renderers import projection as pj
 from grip.renderers.canvas import SAFE_BORDER_PX, Canvas
 from grip.renderers.style import BLACK, GREY, GREY_DARK, LABEL, PASTELS, TEXT
@@ -256,11 +257,11 @@ def _z_range(h: float, hc: float, f: float, vh: float, measured: bool) -> tuple[
     return lo, min(Z_M[1], f * hc / gap, f * h / length)
 
 
-def _heights(rng: np.random.Generator, k: int, hc: float, top: int, q2: str) -> list[float] | None:
+def _heights(d: Draws, k: int, hc: float, top: int, q2: str) -> list[float] | None:
     """Heights in letter order on the 0.1 m grid: B on the side of the camera height that q2 asks for, the pole of
     letter `top` at least TRUE_RATIO taller than every other."""
     def grid(lo: float, hi: float) -> float:
-        return round(float(rng.uniform(lo, hi)), 1)
+        return round(d.uniform(lo, hi), 1)
 
     band = (hc + 0.1, H_M[1]) if q2 == ABOVE else (H_M[0], hc - 0.1)
     if top == 1:
@@ -274,14 +275,13 @@ def _heights(rng: np.random.Generator, k: int, hc: float, top: int, q2: str) -> 
     lo = TRUE_RATIO * max(h for i, h in enumerate(hs) if i != top)
     if lo + 0.05 > H_M[1]:
         return None
-    hs[top] = math.ceil(float(rng.uniform(lo, H_M[1])) * 10 - 1e-9) / 10
+    hs[top] = math.ceil(d.uniform(lo, H_M[1]) * 10 - 1e-9) / 10
     return hs if hs[top] >= lo and hs[top] <= H_M[1] else None
 
 
-def _props(rng: np.random.Generator, count: int):
-    return tuple((round(float(rng.uniform(-5, 4)), 2), round(float(rng.uniform(5, 20)), 2),
-                  round(float(rng.uniform(0.5, 1.0)), 2), round(float(rng.uniform(0.5, 1.0)), 2),
-                  round(float(rng.uniform(0.4, 0.9)), 2)) for _ in range(count))
+def _props(d: Draws, count: int):
+    return tuple((round(d.uniform(-5, 4), 2), round(d.uniform(5, 20), 2), round(d.uniform(0.5, 1.0), 2),
+                  round(d.uniform(0.5, 1.0), 2), round(d.uniform(0.4, 0.9), 2)) for _ in range(count))
 
 
 def margins_ok(scene: Scene) -> bool:
@@ -310,19 +310,20 @@ def _pairs(k: int) -> tuple[np.ndarray, np.ndarray]:
 def sample(rng: np.random.Generator, level: int) -> Scene:
     if level not in (1, 2, 3):
         raise ValueError(f"depth_height: level must be 1..3, got {level}")
-    k = 3 if level == 1 else int(rng.integers(3, 6))
-    hc, f = round(float(rng.uniform(*H_CAM)), 2), float(rng.uniform(*F_PX))
-    vh = float(rng.uniform(*HORIZON))
+    d = Draws(rng)   # the Generator's own scalar draws, cheaper
+    k = 3 if level == 1 else d.integers(3, 6)
+    hc, f = round(d.uniform(*H_CAM), 2), d.uniform(*F_PX)
+    vh = d.uniform(*HORIZON)
     # Targets first: the tallest letter, whether it is also drawn longest (half the time), B above or below the
     # horizon, and C slid back drawn longer or shorter than A. A drawn longest leaves C no way to outdo A from twice
     # as far, so there Q5 is "shorter"; elsewhere "longer" comes with probability K / (2K - 1), which keeps it at
     # one half overall without skewing the tallest letter.
-    top, same = int(rng.integers(k)), bool(rng.random() < 0.5)
-    q2 = (ABOVE, BELOW)[int(rng.integers(2))]
+    top, same = d.integers(k), d.random() < 0.5
+    q2 = (ABOVE, BELOW)[d.integers(2)]
     forced = same and top == 0
-    q5 = SHORTER if forced else (LONGER if rng.random() < k / (2 * k - 1) else SHORTER)
+    q5 = SHORTER if forced else (LONGER if d.random() < k / (2 * k - 1) else SHORTER)
     for _ in range(60):
-        hs = _heights(rng, k, hc, top, q2)
+        hs = _heights(d, k, hc, top, q2)
         if hs is None:
             continue
         ranges = [_z_range(h, hc, f, vh, i < 2) for i, h in enumerate(hs)]
@@ -333,7 +334,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         xs = (2 * rng.random((BATCH, k)) - 1) * np.minimum(X_M, (CU - LO - 30) * zs / f)
         for row in np.flatnonzero(_quick_ok(hs, zs, xs, hc, f, HORIZON_GAP_PX[level], same, q5))[:4]:
             s = Scene(level, hc, f, vh, tuple(float(x) for x in xs[row]), tuple(float(z) for z in zs[row]),
-                      tuple(hs), _props(rng, 2) if level == 3 else ())
+                      tuple(hs), _props(d, 2) if level == 3 else ())
             if legible(s) and margins_ok(s):
                 return s
     raise Reject("no_layout")

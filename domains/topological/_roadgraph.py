@@ -10,6 +10,7 @@ import numpy as np
 
 from grip.domain import Reject
 from grip.domains.topological import _roadmap as rm
+from grip.draws import Draws
 
 M_RANGE = {1: (6, 14), 2: (7, 14), 3: (9, 16)}
 PLACE_SEP_PX = 125.0
@@ -21,10 +22,10 @@ GAP_MIN_PX = 12.0
 SKELETON_ANGLE_DEG = 25.0
 
 
-def place(rng: np.random.Generator, n: int) -> list[tuple[float, float]]:
+def place(d: Draws, n: int) -> list[tuple[float, float]]:
     pts: list[tuple[float, float]] = []
     for _ in range(400):
-        c = (float(rng.uniform(BOX[0], BOX[2])), float(rng.uniform(BOX[1], BOX[3])))
+        c = (d.uniform(BOX[0], BOX[2]), d.uniform(BOX[1], BOX[3]))
         if all(math.dist(c, q) >= PLACE_SEP_PX for q in pts):
             pts.append((round(c[0], 1), round(c[1], 1)))
             if len(pts) == n:
@@ -32,9 +33,9 @@ def place(rng: np.random.Generator, n: int) -> list[tuple[float, float]]:
     raise Reject("no_layout")
 
 
-def skeleton(rng: np.random.Generator, pts, level: int) -> list[tuple[int, int]]:
+def skeleton(rng: np.random.Generator, draws: Draws, pts, level: int) -> list[tuple[int, int]]:
     """Straight roads that keep clear of every other junction; non-crossing (greedy, shorter first) below level 3,
-    plus up to three crossing ones at level 3."""
+    plus up to three crossing ones at level 3. `draws`: `rng`'s scalar draws (`grip.draws`)."""
     allp = list(combinations(range(len(pts)), 2))
     x, y = np.array(pts, float).T
     iu, iv = np.array(allp).T
@@ -46,7 +47,7 @@ def skeleton(rng: np.random.Generator, pts, level: int) -> list[tuple[int, int]]
     cands = []
     for k, (u, v) in enumerate(allp):
         length = math.dist(pts[u], pts[v])
-        jitter = float(rng.uniform(0.8, 1.25))
+        jitter = draws.uniform(0.8, 1.25)
         if length <= MAX_ROAD_PX and near[k] >= rm.JUNCTION_R_PX + rm.ROAD_W_PX / 2 + CLEAR_PX + 6:
             cands.append((length * jitter, (u, v)))
     cands.sort()

@@ -32,6 +32,7 @@ from grip.answers import Choice, Count, Ordered, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
 from grip.domains.topological import _roadmap as rm
 from grip.domains.topological._roadgraph import ANGLE_MIN_DEG, CLEAR_PX, GAP_MIN_PX, graph, place, skeleton
+from grip.draws import Draws
 from grip.renderers import shapes
 from grip.renderers.canvas import SAFE_BORDER_PX, Canvas
 from grip.renderers.style import BLACK, GREY_DARK, LABEL, TEXT, WHITE, Style
@@ -185,31 +186,32 @@ def _q5_ok(target: str, differs: bool | str, odd: list[int], pair: tuple[int, in
 def sample(rng: np.random.Generator, level: int) -> Scene:
     if level not in (1, 2, 3):
         raise ValueError(f"route_puzzles: level must be 1..3, got {level}")
-    target = CLASSES[int(rng.integers(3))]
+    d = Draws(rng)   # the Generator's own scalar draws, cheaper (its shuffles stay: cheaper still)
+    target = CLASSES[d.integers(3)]
     # A closed circuit has no odd junction, so C is odd in 60% of open routes and 90% of impossible ones: 1/2
     # overall, and C is an open route's endpoint in only 60% of them.
-    c_odd = target != CLOSED and bool(rng.random() < (0.6 if target == OPEN else 0.9))
-    differs = True if target == CLOSED else bool(rng.random() < Q5_DIFFERS)
+    c_odd = target != CLOSED and d.random() < (0.6 if target == OPEN else 0.9)
+    differs = True if target == CLOSED else d.random() < Q5_DIFFERS
     # An open route that a new road changes becomes closed (the road joins its two ends) or impossible, 50/50.
-    differs = (CLOSED if rng.random() < 0.5 else IMPOSSIBLE) if differs and target == OPEN else differs
+    differs = (CLOSED if d.random() < 0.5 else IMPOSSIBLE) if differs and target == OPEN else differs
     reasons: dict[str, int] = {}
     for _ in range(TRIES):
         try:
-            return _build(rng, level, target, c_odd, differs)
+            return _build(rng, d, level, target, c_odd, differs)
         except Reject as r:
             reasons[r.reason] = reasons.get(r.reason, 0) + 1
     raise Reject(max(sorted(reasons), key=lambda k: reasons[k]))
 
 
-def _build(rng: np.random.Generator, level: int, target: str, c_odd: bool, differs: bool | str) -> Scene:
-    """One attempt at a scene with the drawn targets; Reject(reason) when the attempt fails."""
-    n = int(rng.integers(N_RANGE[level][0], N_RANGE[level][1] + 1))
+def _build(rng: np.random.Generator, d: Draws, level: int, target: str, c_odd: bool, differs: bool | str) -> Scene:
+    """One attempt at a scene with the drawn targets; Reject(reason) when the attempt fails. `d`: `rng`'s Draws."""
+    n = d.integers(N_RANGE[level][0], N_RANGE[level][1] + 1)
     if target == IMPOSSIBLE:
-        n_odd = 4 if differs is True or n < 6 else int(rng.choice((4, 6)))
+        n_odd = 4 if differs is True or n < 6 else d.pick((4, 6))
     else:
         n_odd = 0 if target == CLOSED else 2
-    pts = place(rng, n)
-    skel = skeleton(rng, pts, level)
+    pts = place(d, n)
+    skel = skeleton(rng, d, pts, level)
     mult = graph(rng, n, skel, level, n_odd, pts)
     if mult is None:
         raise Reject("no_graph_for_target")
@@ -223,7 +225,7 @@ def _build(rng: np.random.Generator, level: int, target: str, c_odd: bool, diffe
     cands = [k for k in range(n) if deg[k] % 2 == int(c_odd)]
     if not cands:
         raise Reject("no_junction_with_parity")
-    c = int(cands[int(rng.integers(len(cands)))])
+    c = cands[d.integers(len(cands))]
     rest = [int(k) for k in rng.permutation([k for k in range(n) if k != c])]
     order = rest[:2] + [c] + rest[2:]                    # order[new index] = old index
     new = {old: i for i, old in enumerate(order)}
@@ -232,7 +234,7 @@ def _build(rng: np.random.Generator, level: int, target: str, c_odd: bool, diffe
                            for u, v, side in roads)), (), (0, 1))
     if level == 3:
         loops: list[tuple[int, float]] = []
-        for j in rng.permutation(n)[: int(rng.integers(0, 3))]:
+        for j in rng.permutation(n)[: d.integers(0, 3)]:
             if rm.widest_gap_deg(s.points, s.roads, tuple(loops), int(j)) >= LOOP_ROOM_DEG:
                 loops.append((int(j), rm.loop_direction(s.points, s.roads, tuple(loops), int(j))))
         s = replace(s, loops=tuple(sorted(loops)))
@@ -240,7 +242,7 @@ def _build(rng: np.random.Generator, level: int, target: str, c_odd: bool, diffe
     pairs = [p for p in roadless_pairs(s) if _q5_ok(target, differs, odd, p)]
     if not pairs:
         raise Reject("no_roadless_pair")
-    s = replace(s, new_road=pairs[int(rng.integers(len(pairs)))])
+    s = replace(s, new_road=pairs[d.integers(len(pairs))])
     bad = _legible(s)
     if bad:
         raise Reject(f"illegible_{bad}")

@@ -37,6 +37,7 @@ from grip.domain import Domain, Ladder, Margin, Question, Reject
 from grip.domains.transformational._folding import (
     SIZE, Cell, _edges, _QX, clearances, extent, flap_layers, fold_line, fold_mask, layers_at, mask_bounds,
     membership, outline, pattern_of, stages, unfolded)
+from grip.draws import Draws
 from grip.geometry import apply_affine, clip_convex, reflection_matrix
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas
@@ -74,18 +75,18 @@ class Scene:
 FLAP_MIN = {2: {"axis": 3, "diag": 4}, 3: {"axis": 2, "diag": 3}}
 
 
-def _draw_fold(rng: np.random.Generator, level: int, mask: np.ndarray, kinds: str):
+def _draw_fold(d: Draws, level: int, mask: np.ndarray, kinds: str):
     """(fold, covered quarter cells after it), or None."""
     x0, y0, x1, y1 = mask_bounds(mask)
     if level == 1:   # half folds of the current rectangle, the second across the first
         kind = kinds[0]
         mid = (x0 + x1) / 2 if kind == "x" else (y0 + y1) / 2
-        fold = (kind, int(mid), int(rng.choice((-1, 1))))
+        fold = (kind, int(mid), d.pick((-1, 1)))
         after = fold_mask(mask, fold) if mid == int(mid) else None
         return None if after is None else (fold, after)
     for _ in range(12):
-        kind = kinds[int(rng.integers(len(kinds)))]
-        side = int(rng.choice((-1, 1)))
+        kind = kinds[d.integers(len(kinds))]
+        side = d.pick((-1, 1))
         if kind in "xy":
             lo, hi = (x0, x1) if kind == "x" else (y0, y1)
             legs = range(FLAP_MIN[level]["axis"], int((hi - lo) // 2) + 1)
@@ -93,7 +94,7 @@ def _draw_fold(rng: np.random.Generator, level: int, mask: np.ndarray, kinds: st
             legs = range(FLAP_MIN[level]["diag"], int(min(x1 - x0, y1 - y0)) + 1)
         if not len(legs):
             continue
-        leg = int(legs[int(rng.integers(len(legs)))])
+        leg = legs[d.integers(len(legs))]
         # c of the line `leg` units in from the flap side's edge or corner
         c = {("x", -1): x0 + leg, ("x", 1): x1 - leg, ("y", -1): y0 + leg, ("y", 1): y1 - leg,
              ("d", -1): y0 - x1 + leg, ("d", 1): y1 - x0 - leg, ("a", -1): x0 + y0 + leg,
@@ -120,26 +121,26 @@ def _mirror(cells: tuple[Cell, ...]) -> tuple[Cell, ...]:
 HALF_FOLDS = (("x", 4), ("y", 4), ("d", 0), ("a", 8))   # the sheet's four mirror lines
 
 
-def _draw_folds(rng: np.random.Generator, level: int, nf: int) -> tuple | None:
+def _draw_folds(d: Draws, level: int, nf: int) -> tuple | None:
     """The fold lines, in order. L1: half folds, the second across the first. L2: a half fold of the sheet (about
     any of its four mirror lines) then an asymmetric fold, or an asymmetric fold then any; one of the two is
     diagonal. L3: any three."""
     folds: list = []
     mask = np.ones(len(_QX), bool)
     if level == 1:
-        first = "xy"[int(rng.integers(2))]
+        first = "xy"[d.integers(2)]
         kinds = [first, "y" if first == "x" else "x"][:nf]
-    elif level == 2 and rng.random() < 0.5:   # a diagonal half fold, then a grid-line fold
-        kind, c = HALF_FOLDS[2 + int(rng.integers(2))]
-        folds = [(kind, c, int(rng.choice((-1, 1))))]
+    elif level == 2 and d.random() < 0.5:   # a diagonal half fold, then a grid-line fold
+        kind, c = HALF_FOLDS[2 + d.integers(2)]
+        folds = [(kind, c, d.pick((-1, 1)))]
         mask = fold_mask(mask, folds[0])
         kinds = ["xy"]
     elif level == 2:
-        kinds = ["xy", "da"] if rng.random() < 0.5 else ["da", "xy"]
+        kinds = ["xy", "da"] if d.random() < 0.5 else ["da", "xy"]
     else:
         kinds = ["xyda"] * nf
     for k in kinds:
-        got = _draw_fold(rng, level, mask, k)
+        got = _draw_fold(d, level, mask, k)
         if got is None:
             return None
         folds.append(got[0])
@@ -150,14 +151,15 @@ def _draw_folds(rng: np.random.Generator, level: int, nf: int) -> tuple | None:
 def sample(rng: np.random.Generator, level: int) -> Scene:
     if level not in (1, 2, 3):
         raise ValueError(f"fold_punch: level must be 1..3, got {level}")
-    n_holes = int(rng.integers(1, 4))           # Q1 target, uniform
-    slot = int(rng.integers(4))                 # Q4 target, uniform
+    d = Draws(rng)   # the Generator's own scalar draws, cheaper (its shuffles stay: cheaper still)
+    n_holes = d.integers(1, 4)                  # Q1 target, uniform
+    slot = d.integers(4)                        # Q4 target, uniform
     # Q2 preference: 2, 3, 4 or "5 or more" layers under hole 1, met where the folds allow (L1's half folds fix it)
-    want_layers = int(rng.choice(WANT_LAYERS[level]))
-    nf = N_FOLDS[level][int(rng.integers(len(N_FOLDS[level])))]
+    want_layers = d.pick(WANT_LAYERS[level])
+    nf = N_FOLDS[level][d.integers(len(N_FOLDS[level]))]
     fallback = None
     for _ in range(10):
-        folds = _draw_folds(rng, level, nf)
+        folds = _draw_folds(d, level, nf)
         if folds is None:
             continue
         x0, y0, x1, y1 = extent(stages(folds)[-1])
@@ -171,7 +173,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         if not starts:
             continue
         depth = membership(folds, nf, starts).sum(axis=1)
-        best = [p for p, d in zip(starts, depth) if min(int(d), 5) == want_layers]
+        best = [p for p, n in zip(starts, depth) if min(int(n), 5) == want_layers]
         if best or level == 1:
             starts = best or starts
             break
@@ -180,7 +182,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         if fallback is None:
             raise Reject("no_spot_under_flap")
         folds, valid, flap, starts = fallback
-    p1 = starts[int(rng.integers(len(starts)))]
+    p1 = starts[d.integers(len(starts))]
     moves = [MOVES[i] for i in rng.permutation(len(MOVES)) if (p1[0] + MOVES[i][0], p1[1] + MOVES[i][1]) in flap]
     others = [p for p in valid if p != p1]
     for mv in moves:
@@ -188,7 +190,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         pool = [p for p in others if p != moved]
         if len(pool) < n_holes - 1:
             continue
-        rest = [pool[i] for i in sorted(rng.choice(len(pool), size=n_holes - 1, replace=False))]
+        rest = [pool[i] for i in sorted(d.subset(len(pool), n_holes - 1))]
         holes = (p1, *rest)
         truth = pattern_of(folds, holes)
         no_last = pattern_of(folds, holes, nf - 1)
@@ -196,14 +198,14 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         if level < 3:
             third = _mirror(truth)
         else:
-            third = tuple(c for c in truth if c != no_last[int(rng.integers(len(no_last)))])
+            third = tuple(c for c in truth if c != no_last[d.integers(len(no_last))])
         cands = [truth, no_last, shifted, third]
         if len(set(cands)) < 4:
             continue
         order = [1, 2, 3]
         rng.shuffle(order)
         order.insert(slot, 0)
-        s = Scene(level, folds, holes, (nf,) * n_holes, mv, int(rng.integers(1, nf + 1)),
+        s = Scene(level, folds, holes, (nf,) * n_holes, mv, d.integers(1, nf + 1),
                   tuple(cands[i] for i in order))
         if hole_label_spot(s) is None:
             raise Reject("label_clash")

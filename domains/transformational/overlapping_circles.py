@@ -24,6 +24,7 @@ import numpy as np
 
 from grip.answers import Choice, Count, Number, Ordered, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.draws import Draws
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas
 from grip.renderers.style import BLACK, LABEL, OKABE_ITO, Style
@@ -197,17 +198,17 @@ def label_room_px(scene: Scene) -> float:
 
 # --- sampling ----------------------------------------------------------------------------------------------------
 
-def _circle(rng: np.random.Generator, r_lo: float = R_MIN, r_hi: float = R_MAX) -> tuple[float, float, float]:
-    r = float(rng.uniform(r_lo, r_hi))
-    return (float(rng.uniform(X_LO + r, X_HI - r)), float(rng.uniform(Y_LO + r, Y_HI - r)), r)
+def _circle(d: Draws, r_lo: float = R_MIN, r_hi: float = R_MAX) -> tuple[float, float, float]:
+    r = d.uniform(r_lo, r_hi)
+    return (d.uniform(X_LO + r, X_HI - r), d.uniform(Y_LO + r, Y_HI - r), r)
 
 
-def _inside(rng: np.random.Generator, host, gap: float):
+def _inside(dr: Draws, host, gap: float):
     """A circle wholly inside `host`, its outline at least `gap` from the host's."""
     hx, hy, hr = host
-    r = float(rng.uniform(R_MIN, hr - 2 * gap - 10))
-    d = float(rng.uniform(0.0, hr - r - gap))
-    a = float(rng.uniform(0, 2 * math.pi))
+    r = dr.uniform(R_MIN, hr - 2 * gap - 10)
+    d = dr.uniform(0.0, hr - r - gap)
+    a = dr.uniform(0, 2 * math.pi)
     return (hx + d * math.cos(a), hy + d * math.sin(a), r)
 
 
@@ -248,15 +249,16 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     if level not in (1, 2, 3):
         raise ValueError(f"overlapping_circles: level must be 1..3, got {level}")
     k = K_BY_LEVEL[level]
-    want_pair = [tuple(p) for p in combinations(LETTERS[:k], 2)][int(rng.integers(k * (k - 1) // 2))]  # Q4 target
-    want_p = int(rng.integers(0, 4))                   # Q2 target: P inside 0-3 circles
+    d = Draws(rng)   # the Generator's own draws, cheaper
+    want_pair = [tuple(p) for p in combinations(LETTERS[:k], 2)][d.integers(k * (k - 1) // 2)]  # Q4 target
+    want_p = d.integers(0, 4)                          # Q2 target: P inside 0-3 circles
     for _ in range(80):
-        circles = [_circle(rng) for _ in range(k)]
+        circles = [_circle(d) for _ in range(k)]
         if level == 2:            # one circle holds another
             host = max(range(k - 1), key=lambda i: circles[i][2])
             if circles[host][2] < R_MIN + 3 * TANGENT_PX[level] + 10:
                 continue
-            circles[k - 1] = _inside(rng, circles[host], TANGENT_PX[level] + 2)
+            circles[k - 1] = _inside(d, circles[host], TANGENT_PX[level] + 2)
         circles = [tuple(round(v, 2) for v in c) for c in circles]
         s = Scene(level, LETTERS[:k], tuple(circles), ())
         if not _valid(s):
@@ -266,7 +268,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         for _ in range(6):
             rest = [x for x in LETTERS[:k] if x not in want_pair]
             rng.shuffle(rest)
-            first = [want_pair[0], want_pair[1]] if rng.random() < 0.5 else [want_pair[1], want_pair[0]]
+            first = [want_pair[0], want_pair[1]] if d.random() < 0.5 else [want_pair[1], want_pair[0]]
             others = [i for i in range(k) if i not in (gi, gj)]
             letters = [""] * k
             letters[gi], letters[gj] = first
@@ -441,11 +443,12 @@ def _outline_gap(box, circle) -> float:
     """Distance from a label box (x0, y0, x1, y1) to a circle's outline (0 when the box straddles it)."""
     x, y, r = circle
     x0, y0, x1, y1 = box
-    near = math.hypot(max(x0 - x, 0, x - x1), max(y0 - y, 0, y - y1))            # nearest box point to the centre
+    dx0, dx1, dy0, dy1 = x0 - x, x1 - x, y0 - y, y1 - y       # x - x1 is -dx1 exactly
+    near = math.hypot(dx0 if dx0 > 0 else (-dx1 if dx1 < 0 else 0.0),
+                      dy0 if dy0 > 0 else (-dy1 if dy1 < 0 else 0.0))      # nearest box point to the centre
     if near > r:
         return near - r            # the box lies outside: its farthest corner is farther (by >= half its size)
-    far = max(math.hypot(x0 - x, y0 - y), math.hypot(x1 - x, y0 - y), math.hypot(x0 - x, y1 - y),
-              math.hypot(x1 - x, y1 - y))
+    far = max(math.hypot(dx0, dy0), math.hypot(dx1, dy0), math.hypot(dx0, dy1), math.hypot(dx1, dy1))
     return 0.0 if r <= far else abs(far - r)
 
 
