@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from grip.domain import Reject, scene_from_json, scene_to_json
 from grip.domains.solid import cube_structure as m
+from grip.draws import Draws
 from grip.renderers import projection as pj
 from grip.renderers.canvas import Canvas
 from domain_scenes import accepted_scene
@@ -186,7 +187,7 @@ def test_visible_fractions_equal_the_unpruned_ray_test():
     cases = [((0, 0), (0, 0)), ((1,),), ((4, 0, 2), (0, 3, 1), (2, 1, 0))]
     cases += [tuple(tuple(int(v) for v in r) for r in rng.integers(0, 5, size=(g, g)))
               for g in (3, 4, 5) for _ in range(20)]
-    cases += [m._heights(rng, level, m.HMAX[level]) for level in (1, 2, 3) for _ in range(10)]
+    cases += [m._heights(rng, Draws(rng), level, m.HMAX[level]) for level in (1, 2, 3) for _ in range(10)]
     for h in cases:
         assert m.visible_fractions.__wrapped__(h) == _visible_fractions_all_columns(h), h
 
@@ -275,7 +276,8 @@ def test_lattice_injectivity_at_the_drawn_scale():
 def test_drop_draws_what_rng_choice_draws():
     for level, p in m.DROP.items():
         a, b = np.random.default_rng(level), np.random.default_rng(level)
-        got = [m._drop(a, m.DROP_CDF[level]) for _ in range(1000)]
+        random = Draws(a).random
+        got = [m._drop(random, m.DROP_CDF[level]) for _ in range(1000)]
         assert got == [int(b.choice(3, p=p)) for _ in range(1000)]
         assert a.random() == b.random()                          # the same draws consumed
         assert set(got) == {0, 1, 2}

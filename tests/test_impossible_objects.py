@@ -14,6 +14,7 @@ from grip.domain import Reject
 from grip.domains.optical import _bars as bars
 from grip.domains.optical import _lift
 from grip.domains.optical import impossible_objects as io
+from grip.draws import Draws
 from grip.renderers import projection as pj
 from grip.renderers.canvas import Canvas
 
@@ -447,7 +448,7 @@ def test_n4_loops_have_no_pair_and_classes_are_structural():
     for seed in range(6):
         rng = np.random.default_rng(seed)
         for possible in (True, False):
-            seq = io._axis_sequence(rng, 4, possible)
+            seq = io._axis_sequence(rng, Draws(rng), 4, possible)
             counts = sorted(seq.count(a) for a in range(3))
             assert counts == ([0, 2, 2] if possible else [1, 1, 2])
 

@@ -13,6 +13,7 @@ from shapely.geometry import LineString, Point, Polygon
 
 from grip.domain import Reject, scene_from_json, scene_to_json
 from grip.domains.plane import nested_triangles as nt
+from grip.draws import Draws
 from grip.renderers.canvas import Canvas
 from domain_scenes import accepted_scene
 
@@ -343,7 +344,7 @@ def random_nestings(count: int):
     while len(out) < count:
         level = int(rng.integers(1, 4))
         try:
-            t1 = nt._t1(rng, level)
+            t1 = nt._t1(rng, Draws(rng), level)
         except Reject:
             continue
         divs, ticks = [int(rng.choice(nt.DIV1))], []
@@ -403,8 +404,9 @@ def test_deeper_checks_a_nesting_that_needs_no_further_level():
     # N = 2 draws no deeper level, so T2 itself must still be checked: a sliver T2 is refused, a roomy one kept.
     roomy, sliver = hand([8], [(4, 4, 4)]), hand([8], [(1, 1, 7)])
     assert legible(roomy) and not legible(sliver)
-    assert nt._deeper(np.random.default_rng(0), roomy, 2) == roomy
-    assert nt._deeper(np.random.default_rng(0), sliver, 2) is None
+    rng = np.random.default_rng(0)
+    assert nt._deeper(rng, Draws(rng), roomy, 2) == roomy
+    assert nt._deeper(rng, Draws(rng), sliver, 2) is None
 
 
 def test_head_clearance_from_the_parts_is_the_unions():

@@ -12,6 +12,7 @@ from grip import domains
 from grip.builder import generate
 from grip.domain import Reject
 from grip.domains.projective import occluded_patterns as op
+from grip.draws import Draws
 from grip.seeding import item_seed
 
 DOM = domains.get("occluded_patterns")
@@ -200,10 +201,10 @@ def test_rephrase_is_the_same_count(s):
 
 
 def test_period_targets_map_to_rules():
-    rng = np.random.default_rng(3)
+    d = Draws(np.random.default_rng(3))
     for period in (1, 2, 3, 4):
         for level in (1, 2, 3):
-            m, along, across = op._rule(rng, level, period)
+            m, along, across = op._rule(d, level, period)
             assert (m // gcd(along, m) if along else 1) == period
             assert (across == 0) == (level == 1 and period > 1)
 

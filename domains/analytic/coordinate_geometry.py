@@ -32,6 +32,7 @@ import shapely
 
 from grip.answers import Choice, Count, Number, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.draws import Draws
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas
 from grip.renderers.style import BLACK, GREY, LABEL, OKABE_ITO, TEXT, Style
@@ -212,11 +213,14 @@ def _inside(p, box) -> bool:
     return box[0] <= p[0] <= box[1] and box[2] <= p[1] <= box[3]
 
 
-def _triangle(rng: np.random.Generator, q4: str, box, m: int):
-    """Three lattice points (lattice units) with A on whole units; right triangles from perpendicular pairs."""
+def _triangle(rng: np.random.Generator, d: Draws, q4: str, box, m: int):
+    """Three lattice points (lattice units) with A on whole units; right triangles from perpendicular pairs.
+    `d`: `rng`'s own scalar draws, cheaper."""
+    integers = d.integers
+
     def pt(mult: int = 1):
-        return (mult * int(rng.integers(-(-box[0] // mult), box[1] // mult + 1)),
-                mult * int(rng.integers(-(-box[2] // mult), box[3] // mult + 1)))
+        return (mult * integers(-(-box[0] // mult), box[1] // mult + 1),
+                mult * integers(-(-box[2] // mult), box[3] // mult + 1))
     if q4 == "right":
         p = pt()
         a, b = (int(v) for v in rng.integers(-6 * m, 6 * m + 1, size=2))
@@ -224,9 +228,9 @@ def _triangle(rng: np.random.Generator, q4: str, box, m: int):
             return None
         g = math.gcd(a, b)
         kmax = max(1, int(10 * m * g / math.hypot(a, b)))
-        k = int(rng.integers(1, kmax + 1)) * (1 if rng.random() < 0.5 else -1)
+        k = integers(1, kmax + 1) * (1 if d.random() < 0.5 else -1)
         tri = [p, (p[0] + a, p[1] + b), (p[0] - k * b // g, p[1] + k * a // g)]
-        tri = [tri[i] for i in rng.permutation(3)]
+        tri = [tri[i] for i in d.permutation(3)]
     else:
         tri = [pt(m), pt(), pt()]
     if not all(_inside(q, box) for q in tri) or tri[0][0] % m or tri[0][1] % m:
@@ -286,14 +290,15 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     triangles are drawn until one has the class, and D is drawn among the lattice points with the side."""
     if level not in LABEL_STEP:
         raise ValueError(f"coordinate_geometry: level must be 1, 2 or 3, got {level!r}")
-    q2, q4 = SIDES[int(rng.integers(3))], CLASSES[int(rng.integers(3))]
+    d = Draws(rng)   # the Generator's own scalar draws, cheaper
+    q2, q4 = SIDES[d.integers(3)], CLASSES[d.integers(3)]
     window = (-8, -8)
     while level == 3 and max(abs(window[0] + 8), abs(window[1] + 8)) < 2:   # origin off-centre
-        window = (int(rng.integers(-12, -3)), int(rng.integers(-12, -3)))
+        window = (d.integers(-12, -3), d.integers(-12, -3))
     m = LATTICE[level]
     box = _box(window, m)
     for _ in range(TRIES):
-        tri = _triangle(rng, q4, box, m)
+        tri = _triangle(rng, d, q4, box, m)
         if tri is None:
             continue
         (xa, ya), (xb, yb), (xc, yc) = tri
@@ -306,8 +311,8 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         cands = next(found)
         if len(cands) == 0:
             continue
-        d = cands[int(rng.integers(len(cands)))]
-        scene = Scene(level, window, tuple((float(u) / m, float(v) / m) for u, v in (*tri, d)))
+        pd = cands[d.integers(len(cands))]
+        scene = Scene(level, window, tuple((float(u) / m, float(v) / m) for u, v in (*tri, pd)))
         if triangle_class(scene).value != q4 or abs(_area_eighths(edit(scene)) - _area_eighths(scene)) < 8 * AREA_DIFF:
             continue
         if not ladder(scene).failing_margins():

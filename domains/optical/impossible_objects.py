@@ -33,6 +33,7 @@ from grip.answers import Choice, Count, Number, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
 from grip.domains.optical import _bars as bars
 from grip.domains.optical import _lift
+from grip.draws import Draws
 from grip.renderers import projection as pj
 from grip.renderers import shapes
 from grip.renderers.canvas import SAFE_BORDER_PX, Canvas
@@ -131,32 +132,33 @@ def _combos() -> dict[tuple[int, int], list[tuple[int, ...]]]:
 COMBOS = _combos()
 
 
-def _axis_sequence(rng: np.random.Generator, n: int, possible: bool) -> list[int]:
+def _axis_sequence(rng: np.random.Generator, d: Draws, n: int, possible: bool) -> list[int]:
+    """`d`: `rng`'s own scalar draws, cheaper."""
     if n == 4:   # a flat frame (two axes), or one axis twice and a lone bar on each of the others
-        a, b, c = (int(v) for v in rng.permutation(3))
+        a, b, c = d.permutation(3)
         seq = [a, b, a, b] if possible else [a, b, a, c]
-        r = int(rng.integers(4))
+        r = d.integers(4)
         return seq[r:] + seq[:r]
     while True:   # neighbours on different axes, the last bar too; every axis twice or more
-        seq = [int(rng.integers(3))]
+        seq = [d.integers(3)]
         for step in rng.integers(1, 3, size=n - 1).tolist():
             seq.append((seq[-1] + step) % 3)
         if seq[-1] != seq[0] and min(seq.count(a) for a in range(3)) >= 2:
             return seq
 
 
-def _steps(rng: np.random.Generator, seq: list[int], k: int) -> tuple[tuple[int, int, int], ...]:
+def _steps(d: Draws, seq: list[int], k: int) -> tuple[tuple[int, int, int], ...]:
     vals = {}
     for a in range(3):
         m = seq.count(a)
         if m:
             opts = COMBOS[(m, k)]
-            vals[a] = list(opts[int(rng.integers(len(opts)))])
+            vals[a] = list(opts[d.integers(len(opts))])
     out = []
     for a in seq:
-        d = [0, 0, 0]
-        d[a] = vals[a].pop(0)
-        out.append(tuple(d))
+        step = [0, 0, 0]
+        step[a] = vals[a].pop(0)
+        out.append(tuple(step))
     return tuple(out)
 
 
@@ -204,17 +206,18 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     if level not in (1, 2, 3):
         raise ValueError(f"impossible_objects: level must be 1..3, got {level}")
     # Targets first: n, the class (Q4), the sign and size of k, and bar 2's axis (Q2).
-    n = int(rng.choice(N_BARS[level]))
-    possible = bool(rng.random() < 0.5)
-    k = 0 if possible else int(rng.choice((1, -1)) * rng.integers(K_MIN[level], K_MAX + 1))
-    axis2 = int(rng.integers(3))
-    removed = int(rng.choice(REMOVED))
+    d = Draws(rng)   # the Generator's own scalar draws, cheaper
+    n = d.pick(N_BARS[level])
+    possible = d.random() < 0.5
+    k = 0 if possible else d.pick((1, -1)) * d.integers(K_MIN[level], K_MAX + 1)
+    axis2 = d.integers(3)
+    removed = d.pick(REMOVED)
     for _ in range(TRIES):
-        seq = _axis_sequence(rng, n, possible)
-        steps = _steps(rng, seq, k)
+        seq = _axis_sequence(rng, d, n, possible)
+        steps = _steps(d, seq, k)
         a2 = bars.axis_of(steps[1])
         perms = [p for p in ((0, 1, 2), (1, 2, 0), (2, 0, 1), (0, 2, 1), (2, 1, 0), (1, 0, 2)) if p[a2] == axis2]
-        steps = _permute(steps, perms[int(rng.integers(len(perms)))])
+        steps = _permute(steps, perms[d.integers(len(perms))])
         cand = Scene(level, steps, S_MAX, (0.0, 0.0), 0, removed)
         if clearance_3d(cand) < CLEAR_3D:
             continue

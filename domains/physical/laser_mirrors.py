@@ -32,6 +32,7 @@ import numpy as np
 
 from grip.answers import Choice, Count, Ordered, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.draws import Draws
 from grip.renderers import shapes
 from grip.renderers.canvas import SAFE_BORDER_PX, Canvas
 from grip.renderers.style import BLACK, GREY, GREY_DARK, LABEL, OKABE_ITO, TEXT, Style
@@ -166,12 +167,13 @@ def _run(n: int, cell: tuple[int, int], d: tuple[int, int], mirrors: dict) -> li
     return out
 
 
-def _grow_path(rng: np.random.Generator, n: int, refl: int, absorbed: bool):
+def _grow_path(draws: Draws, n: int, refl: int, absorbed: bool):
     """Grow a beam with exactly `refl` reflections off distinct mirrors: each straight run places its mirror on a
     cell the beam has not crossed yet, and never runs into an earlier mirror. Returns (entry, path mirrors
     {cell: kind} in hit order, cells visited, absorber cell or None), or None when the walk gets stuck."""
-    side = SIDES[int(rng.integers(4))]
-    entry = (side, int(rng.integers(1, n + 1)))
+    integers = draws.integers
+    side = SIDES[integers(4)]
+    entry = (side, integers(1, n + 1))
     cell, d = entry_cell(n, *entry), INWARD[side]
     mirrors: dict[tuple[int, int], str] = {}
     crossed: set[tuple[int, int]] = set()
@@ -180,9 +182,9 @@ def _grow_path(rng: np.random.Generator, n: int, refl: int, absorbed: bool):
         cands = [k for k, x in enumerate(run) if x not in crossed]
         if not cands:
             return None
-        k = cands[int(rng.integers(len(cands)))]      # rng.choice(cands)'s draw, without its overhead
+        k = cands[integers(len(cands))]      # rng.choice(cands)'s draw, without its overhead
         crossed.update(run[:k])
-        kind = (SLASH, BACKSLASH)[int(rng.integers(2))]
+        kind = (SLASH, BACKSLASH)[integers(2)]
         mirrors[run[k]] = kind
         d = reflect(kind, d)
         cell = (run[k][0] - d[1], run[k][1] + d[0])
@@ -197,7 +199,7 @@ def _grow_path(rng: np.random.Generator, n: int, refl: int, absorbed: bool):
     cands = [k for k, x in enumerate(run) if x not in crossed]
     if not cands:
         return None
-    k = cands[int(rng.integers(len(cands)))]
+    k = cands[integers(len(cands))]
     return entry, mirrors, crossed | set(mirrors) | set(run[:k + 1]), run[k]
 
 
@@ -208,26 +210,27 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     if level not in LEVEL:
         raise ValueError(f"laser_mirrors: level must be 1, 2 or 3, got {level!r}")
     p = LEVEL[level]
-    n = int(rng.integers(p["n"][0], p["n"][1] + 1))
-    want_turn = (LEFT, RIGHT)[int(rng.integers(2))]
-    refl = int(rng.integers(p["refl"][0], p["refl"][1] + 1))
-    absorbed = level >= 2 and rng.random() < ABSORBED_SHARE
+    d = Draws(rng)   # the Generator's own scalar draws, cheaper
+    n = d.integers(p["n"][0], p["n"][1] + 1)
+    want_turn = (LEFT, RIGHT)[d.integers(2)]
+    refl = d.integers(p["refl"][0], p["refl"][1] + 1)
+    absorbed = level >= 2 and d.random() < ABSORBED_SHARE
     grown = None
     for _ in range(PATH_TRIES):
-        grown = _grow_path(rng, n, refl, absorbed)
+        grown = _grow_path(d, n, refl, absorbed)
         if grown is not None and (grown[3] is not None) == absorbed:
             break
     else:
         raise Reject("no_path")
     entry, path, visited, sink = grown
-    m = int(rng.integers(max(p["m"][0], refl), p["m"][1] + 1))
-    n_abs = int(rng.integers(p["absorbers"][0], p["absorbers"][1] + 1)) - (sink is not None)
+    m = d.integers(max(p["m"][0], refl), p["m"][1] + 1)
+    n_abs = d.integers(p["absorbers"][0], p["absorbers"][1] + 1) - (sink is not None)
     free = [(r, c) for r in range(1, n + 1) for c in range(1, n + 1) if (r, c) not in visited]
     extra = max(n_abs, 0) + m - refl
     if extra > len(free):
         raise Reject("board_full")
-    picks = [free[i] for i in rng.choice(len(free), size=extra, replace=False)]
-    cells = list(path.items()) + [(x, (SLASH, BACKSLASH)[int(rng.integers(2))]) for x in picks[:m - refl]]
+    picks = [free[i] for i in d.subset(len(free), extra)]
+    cells = list(path.items()) + [(x, (SLASH, BACKSLASH)[d.integers(2)]) for x in picks[:m - refl]]
     order = rng.permutation(m)                        # mirror number order[i] + 1 goes to cells[i]
     mirrors = [None] * m
     for i, (x, kind) in enumerate(cells):
@@ -235,14 +238,14 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     absorbers = tuple(sorted(picks[m - refl:] + ([sink] if sink else [])))
     on_path = [int(order[i]) + 1 for i in range(refl)]
     off_path = [int(order[i]) + 1 for i in range(refl, m)]
-    pool = on_path if rng.random() < ON_PATH_SHARE or not off_path else off_path
-    flip = pool[int(rng.integers(len(pool)))]
-    shift = tuple(float(rng.integers(-SHIFT_PX, SHIFT_PX + 1)) for _ in range(2))
+    pool = on_path if d.random() < ON_PATH_SHARE or not off_path else off_path
+    flip = pool[d.integers(len(pool))]
+    shift = tuple(float(d.integers(-SHIFT_PX, SHIFT_PX + 1)) for _ in range(2))
     s = Scene(level, n, tuple(mirrors), absorbers, entry, (), flip, shift)
     ends = {t.end[1:] for t in (trace(s), trace(edit(s))) if t.end[0] == "exit"}
     edges = [(side, i) for side in SIDES for i in range(1, n + 1) if (side, i) != entry and (side, i) not in ends]
-    k = int(rng.integers(LABEL_COUNT[0], LABEL_COUNT[1] + 1))
-    chosen = sorted(ends) + [edges[i] for i in rng.choice(len(edges), size=k - len(ends), replace=False)]
+    k = d.integers(LABEL_COUNT[0], LABEL_COUNT[1] + 1)
+    chosen = sorted(ends) + [edges[i] for i in d.subset(len(edges), k - len(ends))]
     letters = rng.permutation(k)
     s = replace(s, exits=tuple(sorted((LETTERS[int(letters[i])], *e) for i, e in enumerate(chosen))))
     return s if first_turn(s).value == want_turn else mirrored_lr(s)

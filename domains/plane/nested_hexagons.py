@@ -38,6 +38,7 @@ from shapely.geometry import Polygon
 
 from grip.answers import Choice, Count, Number, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.draws import Draws
 from grip.geometry import (corner_triangles, eisenstein, eisenstein_mul, eisenstein_turn_class,
                            fitted_ticks, nest, outline_clearance, regular_polygon, regular_ratio_sq, regular_turn_deg,
                            tick_stats, triangle_inradius)
@@ -271,12 +272,13 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     if level not in (1, 2, 3):
         raise ValueError(f"nested_hexagons: level must be 1..3, got {level}")
     # Targets first: N uniform, Q4 uniform within N, (Q2, Q5) uniform within (N, Q4).
-    n_hex = int(rng.choice(COUNTS))
-    q4 = (LONGER, SHORTER)[int(rng.integers(2))]
-    q2 = (YES, NO)[int(rng.integers(2))]
-    q5 = (CW, CCW)[int(rng.integers(2))]
+    d = Draws(rng)   # the Generator's own scalar draws, cheaper
+    n_hex = d.pick(COUNTS)
+    q4 = (LONGER, SHORTER)[d.integers(2)]
+    q2 = (YES, NO)[d.integers(2)]
+    q5 = (CW, CCW)[d.integers(2)]
     for _ in range(TRIES):
-        s = build(rng, level, n_hex, q2, q4, q5)
+        s = build(rng, d, level, n_hex, q2, q4, q5)
         if s is not None:
             return s
     raise Reject("no_scene_for_cell")
@@ -353,7 +355,7 @@ def _fronts(a1: float, a: list[float], q4: str) -> list[tuple[int, int, int]]:
     return [c for c in _triples(len(a)) if math.sqrt(a1 * (a[c[0]] * a[c[1]] * a[c[2]])) < _Q4_BELOW]
 
 
-def build(rng: np.random.Generator, level: int, n_hex: int, q2: str, q4: str, q5: str) -> Scene | None:
+def build(rng: np.random.Generator, d: Draws, level: int, n_hex: int, q2: str, q4: str, q5: str) -> Scene | None:
     """One try at a scene with the target answers (None when the draw misses). A parallel innermost comes from
     the exact list `parallel_sets`; the order is then chosen so that H2's fraction gives the Q5 target and the
     first four fractions (H2 to H5) the Q4 target."""
@@ -363,20 +365,20 @@ def build(rng: np.random.Generator, level: int, n_hex: int, q2: str, q4: str, q5
     pool, cum, total = _pool(level, n_hex, q2, q4)
     if not len(pool):
         return None
-    row = rows[pool[int(np.searchsorted(cum, rng.random() * total))]].tolist()
-    ts = [row[i] for i in rng.permutation(m)]          # value indices from here on
+    row = rows[pool[int(cum.searchsorted(d.random() * total))]].tolist()
+    ts = [row[i] for i in rng.permutation(m).tolist()]   # value indices from here on
     firsts = _firsts(ts, eis, turn, half, q5)
     if not firsts:
         return None
-    i = firsts[int(rng.integers(len(firsts)))]
+    i = firsts[d.integers(len(firsts))]
     rest = ts[:i] + ts[i + 1:]
     fronts = _fronts(a_of[ts[i]], [a_of[t] for t in rest], q4)
     if not fronts:
         return None
-    c = fronts[int(rng.integers(len(fronts)))]
+    c = fronts[d.integers(len(fronts))]
     ts = [ts[i]] + [rest[j] for j in c] + [t for j, t in enumerate(rest) if j not in c]
-    spelled = [spell[t][int(rng.integers(len(spell[t])))] for t in ts]
-    s = Scene(level, int(rng.choice(SIDES_CM)), float(rng.uniform(320, 340)), float(rng.uniform(0, 60)),
+    spelled = [spell[t][d.integers(len(spell[t]))] for t in ts]
+    s = Scene(level, d.pick(SIDES_CM), d.uniform(320, 340), d.uniform(0, 60),
               tuple(n for n, _ in spelled), tuple(k for _, k in spelled))
     return s if legible(s) else None
 

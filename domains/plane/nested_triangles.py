@@ -47,6 +47,7 @@ from shapely.geometry import LineString, MultiLineString, MultiPoint, Polygon
 
 from grip.answers import Choice, Count, Number, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.draws import Draws
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas
 from grip.renderers.style import LABEL, OKABE_ITO, TEXT, Style
@@ -407,31 +408,32 @@ def _surely_small(x: float, y: float, ct: float, st: float, size: float) -> bool
     return abs(y) / 2 * scale * scale < MIN_AREA_PX2 * 0.999
 
 
-def _t1(rng: np.random.Generator, level: int) -> tuple[tuple[float, float], ...]:
+def _t1(rng: np.random.Generator, d: Draws, level: int) -> tuple[tuple[float, float], ...]:
     """Angles >= 35 deg, largest <= 90 (<= 100 at level 3), area >= 25% of the canvas. Obtuse shapes cannot reach
-    that area at a random turn, so their longest side is laid near a diagonal of the box."""
+    that area at a random turn, so their longest side is laid near a diagonal of the box. `d`: `rng`'s own scalar
+    draws, cheaper."""
     lo, hi = BOX
     for _ in range(T1_TRIES):
-        if level == 3 and rng.random() < 0.5:
-            gamma = float(rng.uniform(91.0, 100.0))
-            alpha = float(rng.uniform(35.0, 145.0 - gamma))
-            theta = float(rng.choice([45.0, 135.0, 225.0, 315.0]) + rng.uniform(-4.0, 4.0))
+        if level == 3 and d.random() < 0.5:
+            gamma = d.uniform(91.0, 100.0)
+            alpha = d.uniform(35.0, 145.0 - gamma)
+            theta = d.pick((45.0, 135.0, 225.0, 315.0)) + d.uniform(-4.0, 4.0)
         else:
             alpha, beta = (float(x) for x in rng.uniform(35.0, 90.0, size=2))
             gamma = 180.0 - alpha - beta
             if not 35.0 <= gamma <= 90.0:
                 continue
-            theta = float(rng.uniform(0.0, 360.0))
+            theta = d.uniform(0.0, 360.0)
         beta = 180.0 - alpha - gamma
         ra, rb, rg = (math.radians(x) for x in (alpha, beta, gamma))
         side = math.sin(rb) / math.sin(rg)
         apex = (side * math.cos(ra), side * math.sin(ra))
-        flip = rng.random() < 0.5
+        flip = d.random() < 0.5
         ct, st = math.cos(math.radians(theta)), math.sin(math.radians(theta))
-        shrink = float(rng.uniform(0.94, 1.0))
+        shrink = d.uniform(0.94, 1.0)
         if _surely_small(apex[0], -apex[1] if flip else apex[1], ct, st, shrink * (hi - lo)):
             rng.uniform(0.0, 1.0, size=2)           # the placement's draws, which cannot change the area
-            rng.integers(3)
+            d.integers(3)
             continue
         shape = np.array([(0.0, 0.0), (1.0, 0.0), apex])
         if flip:
@@ -442,7 +444,7 @@ def _t1(rng: np.random.Generator, level: int) -> tuple[tuple[float, float], ...]
         pts = (shape - shape.min(axis=0)) * scale
         slack = (hi - lo) - ext * scale
         pts = pts + lo + slack * rng.uniform(0.0, 1.0, size=2)
-        pts = np.round(pts[_ROLLS[int(rng.integers(3))]], 2)
+        pts = np.round(pts[_ROLLS[d.integers(3)]], 2)
         if pts.min() >= lo and pts.max() <= hi and _area_at_least(pts, MIN_AREA_PX2):
             return tuple((float(x), float(y)) for x, y in pts)
     raise Reject("t1_too_small")
@@ -484,16 +486,17 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     cell; deeper fractions are drawn freely."""
     if level not in (1, 2, 3):
         raise ValueError(f"nested_triangles: level must be 1, 2 or 3, got {level!r}")
-    n1 = int(rng.choice(DIV1))
+    d = Draws(rng)   # the Generator's own scalar draws, cheaper
+    n1 = d.pick(DIV1)
     cell = tuple(bool(x) for x in rng.integers(0, 2, size=3))
     options = _cells(n1)[cell]
-    n_tri = int(rng.choice(N_SET[level]))
-    area = int(rng.choice(AREAS_CM2))
+    n_tri = d.pick(N_SET[level])
+    area = d.pick(AREAS_CM2)
     # A failed nesting retries inside the same cell and N, so that rejections do not skew the balance targets.
     for _ in range(DEEP_TRIES):
-        triple, p_edits = options[int(rng.integers(len(options)))]
-        p_edit = p_edits[int(rng.integers(len(p_edits)))]
-        scene = _deeper(rng, Scene(level, _t1(rng, level), (n1,), (triple,), p_edit, area), n_tri)
+        triple, p_edits = options[d.integers(len(options))]
+        p_edit = p_edits[d.integers(len(p_edits))]
+        scene = _deeper(rng, d, Scene(level, _t1(rng, d, level), (n1,), (triple,), p_edit, area), n_tri)
         if scene is not None:
             return scene
     raise Reject("no_legible_nesting")
@@ -524,7 +527,7 @@ def _new_fails(t: np.ndarray, n: int, nums: tuple[int, int, int], shortest: floa
     return low < SLIVER_DEG
 
 
-def _deeper(rng: np.random.Generator, scene: Scene, n_tri: int) -> Scene | None:
+def _deeper(rng: np.random.Generator, d: Draws, scene: Scene, n_tri: int) -> Scene | None:
     """Append T3..T_N with free fractions, one level at a time: a level is redrawn (up to LEVEL_TRIES times) until
     the nesting so far keeps every legibility rule and, when more levels follow, its innermost triangle's sides are
     long enough for the next level's fractions (3 * DEEP_READ_PX: three tick gaps, or a third of a side). Both are
@@ -540,7 +543,7 @@ def _deeper(rng: np.random.Generator, scene: Scene, n_tri: int) -> Scene | None:
             if scene.level == 3:
                 n, nums = UNTICKED_DEN, tuple(rng.choice(UNTICKED_NUM, size=3).tolist())
             else:
-                n = int(rng.integers(3, top + 1))
+                n = d.integers(3, top + 1)
                 nums = tuple(rng.integers(1, n, size=3).tolist())
             # Any test failing redraws the level, so those on the new triangle alone (cheap, and the ones that
             # fail most often) go first; _fits then checks the whole nesting.

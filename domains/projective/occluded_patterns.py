@@ -27,6 +27,7 @@ from grip.answers import Choice, Count, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
 from grip.domains.projective import _occlusion as oc
 from grip.domains.projective._occlusion import COLOURS, SHAPES, SIZE_PX, SIZES, identified, witness
+from grip.draws import Draws
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas
 from grip.renderers.style import GREY, GREY_LIGHT, LABEL, TEXT, Style
@@ -148,24 +149,31 @@ def _pair_rect(scene: Scene):
 
 # --- sampling ----------------------------------------------------------------------------------------------------
 
-def _rule(rng: np.random.Generator, level: int, period: int) -> tuple[int, int, int]:
+def _rule(d: Draws, level: int, period: int) -> tuple[int, int, int]:
     """(m, along, across): `along` is the coefficient of the direction whose period is the target (1 <- 0;
     2 <- m = 2 odd or m = 4 with 2; 3 <- m = 3; 4 <- m = 4 odd); `across` is 0 at level 1 when `along` is not."""
     if period == 1:
-        m = int(rng.choice((2, 3, 4)))
-        return m, 0, int(rng.integers(1, m))
-    m, along = {2: ((2, 1), (4, 2)), 3: ((3, 1), (3, 2)), 4: ((4, 1), (4, 3))}[period][int(rng.integers(2))]
-    across = 0 if level == 1 else int(rng.integers(1, m))
+        m = d.pick((2, 3, 4))
+        return m, 0, d.integers(1, m)
+    m, along = {2: ((2, 1), (4, 2)), 3: ((3, 1), (3, 2)), 4: ((4, 1), (4, 3))}[period][d.integers(2)]
+    across = 0 if level == 1 else d.integers(1, m)
     return m, along, across
 
 
-def _axes(rng: np.random.Generator, level: int) -> tuple[int, int]:
+def _axes(d: Draws, level: int) -> tuple[int, int]:
     """(Q2, open) targets. Level 1 runs the shape and colour rules along different axes: on one axis every kind
     fills whole rows (or columns) of A, so Q4 = 1 is unreachable and, along rows, Q5 = Q4 by construction."""
     if level > 1:
-        return int(rng.integers(1, 5)), int(rng.integers(1, 5))
+        return d.integers(1, 5), d.integers(1, 5)
     combos = [(1, 1)] + [(p, q) for p in (2, 3, 4) for q in (2, 3, 4)]
-    return combos[int(rng.integers(len(combos)))]
+    return combos[d.integers(len(combos))]
+
+
+def _shuffled(d: Draws, names: tuple[str, ...]) -> tuple[str, ...]:
+    """`rng.permutation(names)` as a tuple of str: the same swaps on a list."""
+    out = list(names)
+    d.shuffle(out)
+    return tuple(out)
 
 
 def sample(rng: np.random.Generator, level: int) -> Scene:
@@ -173,24 +181,24 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         raise ValueError(f"occluded_patterns: level must be 1..3, got {level}")
     # Targets first: Q2 and the open answer uniform over 1..4 (level 1: see `_axes`), Q4 uniform over 0..3, then
     # Q5 uniform over the values reachable with that Q4 at this level (`Q5_BY_Q4`).
-    p_shape, p_colour = _axes(rng, level)
-    q4 = int(rng.integers(4))
+    d = Draws(rng)   # the Generator's own scalar draws, cheaper
+    p_shape, p_colour = _axes(d, level)
+    q4 = d.integers(4)
     q5s = Q5_BY_Q4[level][q4]
-    q5 = q5s[int(rng.integers(len(q5s)))]
+    q5 = q5s[d.integers(len(q5s))]
     for _ in range(TRIES):
-        m_s, beta, alpha = _rule(rng, level, p_shape)          # shape: along a row (c), coefficient beta
-        m_k, gamma, delta = _rule(rng, level, p_colour)        # colour: down a column (r), coefficient gamma
-        base = Scene(level, int(rng.integers(5, 9)), int(rng.integers(5, 9)), (m_s, alpha, beta),
-                     tuple(str(x) for x in rng.permutation(SHAPES)[:m_s]), (m_k, gamma, delta),
-                     tuple(str(x) for x in rng.permutation(COLOURS)[:m_k]),
-                     (int(rng.integers(2)), 1) if level == 3 else (0, 0),
-                     tuple(str(x) for x in rng.permutation(SIZES)) if level == 3 else ("large", "small"),
+        m_s, beta, alpha = _rule(d, level, p_shape)          # shape: along a row (c), coefficient beta
+        m_k, gamma, delta = _rule(d, level, p_colour)        # colour: down a column (r), coefficient gamma
+        base = Scene(level, d.integers(5, 9), d.integers(5, 9), (m_s, alpha, beta),
+                     _shuffled(d, SHAPES)[:m_s], (m_k, gamma, delta), _shuffled(d, COLOURS)[:m_k],
+                     (d.integers(2), 1) if level == 3 else (0, 0),
+                     _shuffled(d, SIZES) if level == 3 else ("large", "small"),
                      (), ("red", "circle"), (0, 0))
         b = None
         if level == 3:
-            hb, wb = B_SIZES[int(rng.integers(len(B_SIZES)))]
-            b = (int(rng.integers(0, base.rows - hb + 1)), int(rng.integers(0, base.cols - wb + 1)), hb, wb)
-        found = _place(rng, base, b, q4, q5)
+            hb, wb = B_SIZES[d.integers(len(B_SIZES))]
+            b = (d.integers(0, base.rows - hb + 1), d.integers(0, base.cols - wb + 1), hb, wb)
+        found = _place(rng, d, base, b, q4, q5)
         if found is not None:
             return found
     raise Reject("no_scene_for_target")
@@ -216,7 +224,7 @@ def _hits(base: Scene, b, q4: int, q5: int):
     return pl, present[ki], pj
 
 
-def _place(rng: np.random.Generator, base: Scene, b, q4: int, q5: int) -> Scene | None:
+def _place(rng: np.random.Generator, d: Draws, base: Scene, b, q4: int, q5: int) -> Scene | None:
     """Choose A and the counted kind so that Q4 = q4 and Q5 = q5 and the minimal pair changes Q4; then Q3's cell;
     then check that every hypothesis is settled. The minimal pair is not required here (at level 1 a row move
     cannot change a count of 0, for instance); `minimal_pair` rejects where it fails."""
@@ -225,7 +233,7 @@ def _place(rng: np.random.Generator, base: Scene, b, q4: int, q5: int) -> Scene 
         return None
     pr = pl[:, 5]
     need = WITNESS_MIN[base.level]
-    for n in rng.permutation(len(hit_kinds))[:6]:
+    for n in rng.permutation(len(hit_kinds))[:6]:   # up to hundreds of hits: numpy's shuffle is cheaper here
         k, j = hit_kinds[n], hit_pl[n]
         a = tuple(int(x) for x in pl[j, :4])
         s = replace(base, occluders=(a,) + (() if b is None else (b,)),
@@ -234,7 +242,7 @@ def _place(rng: np.random.Generator, base: Scene, b, q4: int, q5: int) -> Scene 
         both = sorted(set(hidden_cells(s)) - set(cells_of(a)) | (set(cells_of(a)) & set(cells_of(twin_a))))
         if not both:
             continue
-        s = replace(s, probe=both[int(rng.integers(len(both)))])
+        s = replace(s, probe=both[d.integers(len(both))])
         okp, ws, wk = pattern_margin(s)
         if not (okp and ws >= need and wk >= need):
             continue

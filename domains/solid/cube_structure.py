@@ -27,6 +27,7 @@ import shapely
 
 from grip.answers import Choice, Count, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.draws import Draws
 from grip.renderers import projection as pj
 from grip.renderers.canvas import Canvas
 from grip.renderers.style import LABEL, OKABE_ITO, TEXT
@@ -165,25 +166,27 @@ def _cdf(p) -> tuple[float, ...]:
 DROP_CDF = {lv: _cdf(p) for lv, p in DROP.items()}
 
 
-def _drop(rng: np.random.Generator, cdf: tuple[float, ...]) -> int:
-    u = rng.random()
+def _drop(random, cdf: tuple[float, ...]) -> int:
+    """`random`: `rng.random`, or `Draws(rng).random` (the same draw, cheaper)."""
+    u = random()
     return sum(c <= u for c in cdf)
 
 
-def _heights(rng: np.random.Generator, level: int, top: int) -> tuple[tuple[int, ...], ...]:
+def _heights(rng: np.random.Generator, d: Draws, level: int, top: int) -> tuple[tuple[int, ...], ...]:
     """Heights that never grow toward the viewer (larger x or y) from `top` at the far corner, plus a few random
-    bumps of one cube, all within 0..top."""
+    bumps of one cube, all within 0..top. `d`: `rng`'s own scalar draws, cheaper."""
     g = GRID[level]
     cdf = DROP_CDF[level]
+    random = d.random
     h = [[0] * g for _ in range(g)]
     for x in range(g):
         for y in range(g):
             cap = min([top] + ([h[x - 1][y]] if x else []) + ([h[x][y - 1]] if y else []))
-            drop = _drop(rng, cdf) if (x or y) else 0
+            drop = _drop(random, cdf) if (x or y) else 0
             h[x][y] = max(0, cap - drop)
-    for _ in range(int(rng.integers(1, g + 1))):
+    for _ in range(d.integers(1, g + 1)):
         x, y = (int(v) for v in rng.integers(0, g, size=2))
-        h[x][y] = min(max(h[x][y] + (1 if rng.random() < 0.5 else -1), 0), top)
+        h[x][y] = min(max(h[x][y] + (1 if random() < 0.5 else -1), 0), top)
     return tuple(tuple(col) for col in h)
 
 
@@ -192,18 +195,19 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     until a scene with every margin meets them, so that the targets keep their shares."""
     if level not in (1, 2, 3):
         raise ValueError(f"cube_structure: level must be 1..3, got {level}")
-    want_q2 = COMPARE[int(rng.integers(3))]
-    want_drop = rng.random() < DROP_P
+    d = Draws(rng)   # the Generator's own scalar draws, cheaper
+    want_q2 = COMPARE[d.integers(3)]
+    want_drop = d.random() < DROP_P
     # The tallest stack is the level's height limit: a lower top at one level would push that height past 35% of
     # the level mix (each level then holds one third), and a top of 1 leaves Q2 nothing but "same".
     top = HMAX[level]
     g = GRID[level]
     for _ in range(40):
-        heights = _heights(rng, level, top)
+        heights = _heights(rng, d, level, top)
         total = sum(map(sum, heights))
         if not TOTAL_RANGE[0] <= total <= TOTAL_RANGE[1] or max(map(max, heights)) != top:
             continue
-        if total == footprint_area(heights) * top and rng.random() < 0.7:
+        if total == footprint_area(heights) * top and d.random() < 0.7:
             continue                      # a full block (Q4 = 0) would otherwise be common at level 1
         if min(map(min, visible_fractions(heights))) < VISIBLE_MIN[level]:
             continue
@@ -214,7 +218,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         rows = [k for k in range(1, g + 1) if sum(heights[x][g - k] for x in range(g))
                 and (max(h for col in heights for y, h in enumerate(col) if y != g - k) < top) == want_drop]
         if pairs and rows:
-            return replace(base, pair=pairs[int(rng.integers(len(pairs)))], row=int(rng.choice(rows)))
+            return replace(base, pair=pairs[d.integers(len(pairs))], row=d.pick(rows))
     raise Reject("no_scene_for_targets")
 
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from grip.answers import Count, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.draws import Draws
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas
 from grip.renderers.style import GREY, GREY_DARK, LABEL, OKABE_ITO, TEXT, WHITE, Style, tint
@@ -178,23 +179,24 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     radius = RADIUS[level]
     cells = board(radius)
     apart = _indexed(radius)[2]
-    n_walls = int(rng.integers(WALLS[level][0], WALLS[level][1] + 1))
+    d = Draws(rng)   # the Generator's own scalar draws, cheaper (its shuffles stay: numpy's win on whole boards)
+    n_walls = d.integers(WALLS[level][0], WALLS[level][1] + 1)
     # A route as short as the free distance cannot get cheaper (it is the lower bound), so W's removal helps only
     # on detours: cheaper in 2/3 of the 75% detour items, 1/2 overall.
-    straight = bool(rng.random() < P_STRAIGHT)
-    cheaper = not straight and bool(rng.random() < P_CHEAPER / (1 - P_STRAIGHT))
-    one = bool(rng.random() < P_ONE)
+    straight = d.random() < P_STRAIGHT
+    cheaper = not straight and d.random() < P_CHEAPER / (1 - P_STRAIGHT)
+    one = d.random() < P_ONE
     for _ in range(TRIES):
         pick = rng.permutation(len(cells)).tolist()          # cell indices; index order is cell order
         walls = tuple(cells[k] for k in sorted(pick[:n_walls]))
         floor = pick[n_walls:]
-        start = floor[int(rng.integers(len(floor)))]
+        start = floor[d.integers(len(floor))]
         far = [k for k in floor if apart[k][start] >= MIN_APART[level]]
         if not far:
             continue
-        goal = far[int(rng.integers(len(far)))]
+        goal = far[d.integers(len(far))]
         rest = [k for k in floor if k != start and k != goal]
-        n_mud = int(rng.integers(MUD[level][0], MUD[level][1] + 1))
+        n_mud = d.integers(MUD[level][0], MUD[level][1] + 1)
         mud = ()
         if n_mud:
             mud = tuple(cells[k] for k in sorted(rest[j] for j in rng.permutation(len(rest))[:n_mud].tolist()))
@@ -209,7 +211,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         ws = [w for w in walls if (_through_wall(s, ds, dg, w) < ds[s.goal]) == cheaper]
         if not ws:
             continue
-        return replace(s, w=ws[int(rng.integers(len(ws)))])
+        return replace(s, w=ws[d.integers(len(ws))])
     raise Reject("no_board_for_targets")
 
 
