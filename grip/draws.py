@@ -17,9 +17,10 @@ tests/test_draws.py, so a numpy that changes one fails there instead of silently
   below lo is numpy's error).
 - `index(n)` / `pick(seq)`: `rng.choice(n)` as an int, and `seq[rng.choice(len(seq))]`: the element itself (numpy's
   `rng.choice(seq)` returns a numpy scalar or array made from it: callers check that the element serves the same).
-- `shuffle(x)`: `rng.shuffle(x)` for a list: Fisher-Yates from the end, each swap index by numpy's
-  `random_interval` (a masked 32-bit draw, rejected while above the bound).
-- `permutation(n)`: `rng.permutation(n).tolist()` (a shuffle of `range(n)`).
+- `shuffle(x)`: `rng.shuffle(x)` itself (for a list it is already cheap).
+- `permutation(n)`: `rng.permutation(n).tolist()`: a list of `range(n)` shuffled by `rng.shuffle`, which makes the
+  same swaps as the permutation (Fisher-Yates from the end, each index by numpy's `random_interval`) without the
+  array (~2 us instead of ~5).
 - `subset(n, k)`: `rng.choice(n, size=k, replace=False).tolist()` for n up to 10000: Floyd's sampling (a draw in
   0..j for each j from n - k, j itself where it repeats), then numpy's shuffle of the k."""
 from __future__ import annotations
@@ -35,7 +36,7 @@ class Draws:
     """Fast scalar draws sharing `rng`'s stream (see the module doc). Hot loops may bind the methods to locals:
     `integers` and `random` are plain closures."""
 
-    __slots__ = ("integers", "random", "_u32", "_rng")
+    __slots__ = ("integers", "random", "_rng")
 
     def __init__(self, rng: np.random.Generator):
         c = rng.bit_generator.ctypes
@@ -56,7 +57,6 @@ class Draws:
 
         self.integers = integers
         self.random = partial(c.next_double, state)
-        self._u32 = partial(u32, state)
         self._rng = rng
 
     def uniform(self, lo: float = 0.0, hi: float = 1.0) -> float:
@@ -77,22 +77,14 @@ class Draws:
         return seq[self.index(len(seq))]
 
     def shuffle(self, x: list) -> None:
-        """`rng.shuffle(x)` for a list, in place: each swap index by numpy's `random_interval(i)`, a 32-bit draw
-        masked to i's bit length and drawn again while above i."""
-        if len(x) > 1 << 32:
-            raise ValueError("Draws shuffles lists of at most 2**32 elements")
-        u32 = self._u32
-        for i in range(len(x) - 1, 0, -1):
-            mask = (1 << i.bit_length()) - 1
-            j = u32() & mask
-            while j > i:
-                j = u32() & mask
-            x[i], x[j] = x[j], x[i]
+        """`rng.shuffle(x)` for a list, in place: the Generator's own (its loop over a list is in C, ~2 us)."""
+        self._rng.shuffle(x)
 
     def permutation(self, n: int) -> list[int]:
-        """`rng.permutation(n).tolist()`."""
+        """`rng.permutation(n).tolist()`: the same swaps (numpy's `random_interval` from the end) on a list, without
+        the array."""
         out = list(range(n))
-        self.shuffle(out)
+        self._rng.shuffle(out)
         return out
 
     def subset(self, n: int, k: int) -> list[int]:
