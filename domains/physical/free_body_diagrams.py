@@ -27,6 +27,7 @@ from shapely.geometry import LineString
 
 from grip.answers import Choice, Count, Number, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.draws import Draws
 from grip.renderers import shapes
 from grip.renderers.canvas import SAFE_BORDER_PX, Canvas
 from grip.renderers.style import BLACK, GREY_DARK, GREY_LIGHT, LABEL, OKABE_ITO, TEXT, Style
@@ -187,6 +188,7 @@ SECTOR_RULE = (" Each direction covers the 45° sector centred on it: 'right' is
 
 # --- ladder ------------------------------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=16)   # sample's accepted scene, then the builder's ladder of it
 def ladder(scene: Scene) -> Ladder:
     edited = edit(scene)
     n, n_edit = net(scene), net(edited)
@@ -235,13 +237,12 @@ def _grid_force(rng: np.random.Generator, oblique: bool) -> tuple[int, int]:
             return x, y
 
 
-def _grid_candidate(rng: np.random.Generator, level: int, k: int, target: str) -> list | None:
+def _grid_candidate(rng: np.random.Generator, draws: Draws, level: int, k: int, target: str) -> list | None:
     if level == 1:    # three of the four axis directions, 2..6 N each
         axes = [(1, 0), (0, 1), (-1, 0), (0, -1)]
-        del axes[int(rng.integers(4))]
+        del axes[draws.integers(4)]
         return [(ux * m, uy * m) for (ux, uy), m in zip(axes, (int(v) for v in rng.integers(2, 7, 3)))]
-    goal = (0, 0) if target == NONE else NET_TARGETS[DIRECTIONS.index(target)][
-        int(rng.integers(len(NET_TARGETS[DIRECTIONS.index(target)])))]
+    goal = (0, 0) if target == NONE else draws.pick(NET_TARGETS[DIRECTIONS.index(target)])
     rest = [_grid_force(rng, oblique=i < 2) for i in range(k - 1)]
     last = (goal[0] - sum(x for x, _ in rest), goal[1] - sum(y for _, y in rest))
     if max(map(abs, last)) > COMPONENT_MAX_N or math.hypot(*last) < FORCE_MIN_N:
@@ -254,13 +255,20 @@ def _polar_ok(m: float, a: int) -> bool:
     return FORCE_MIN_N <= m and max(map(abs, c)) <= COMPONENT_MAX_N + 1e-9
 
 
-def _hex_forces(rng: np.random.Generator, k: int, closed: bool) -> list:
+def _permutation(rng: np.random.Generator, n: int) -> list[int]:
+    """`rng.permutation(n).tolist()`, the same draws: numpy shuffles a list fastest."""
+    out = list(range(n))
+    rng.shuffle(out)
+    return out
+
+
+def _hex_forces(rng: np.random.Generator, draws: Draws, k: int, closed: bool) -> list:
     """k forces along k of six directions 60 deg apart. `closed`: two magnitudes are solved from the others so
     that the polygon closes exactly (in the lattice basis the two conditions are integer equations with a
     determinant of +-1, so the solution is again a multiple of 0.5 N)."""
-    base = 5 * int(rng.integers(12))
-    dirs = [int(d) for d in rng.permutation(6)[:k]]
-    half = {d: int(rng.integers(4, 13)) for d in dirs}            # magnitudes in half newtons, 2.0..6.0 N
+    base = 5 * draws.integers(12)
+    dirs = _permutation(rng, 6)[:k]
+    half = {d: draws.integers(4, 13) for d in dirs}               # magnitudes in half newtons, 2.0..6.0 N
     if closed:
         i, j = next((a, b) for a in dirs for b in dirs if (a - b) % 3)   # two non-parallel directions
         rx = -sum(half[d] * HEX[d][0] for d in dirs if d not in (i, j))
@@ -271,13 +279,13 @@ def _hex_forces(rng: np.random.Generator, k: int, closed: bool) -> list:
     return [(half[d] / 2, (base + 60 * d) % 360) for d in dirs]
 
 
-def _polar_candidate(rng: np.random.Generator, k: int, target: str, hexed: bool) -> list | None:
+def _polar_candidate(rng: np.random.Generator, draws: Draws, k: int, target: str, hexed: bool) -> list | None:
     if hexed:
-        forces = _hex_forces(rng, k, closed=target == NONE)
+        forces = _hex_forces(rng, draws, k, closed=target == NONE)
     else:   # k - 1 free forces; the last one aims the net near the middle of the target sector
-        forces = [(0.5 * int(rng.integers(4, 13)), 5 * int(rng.integers(72))) for _ in range(k - 1)]
-        c = (DIRECTIONS.index(target) * 45 + float(rng.uniform(-17.5, 17.5))) % 360
-        r = float(rng.uniform(2.5, 8.0))
+        forces = [(0.5 * draws.integers(4, 13), 5 * draws.integers(72)) for _ in range(k - 1)]
+        c = (DIRECTIONS.index(target) * 45 + draws.uniform(-17.5, 17.5)) % 360
+        r = draws.uniform(2.5, 8.0)
         sx = sum(m * math.cos(math.radians(a)) for m, a in forces)
         sy = sum(m * math.sin(math.radians(a)) for m, a in forces)
         lx, ly = r * math.cos(math.radians(c)) - sx, r * math.sin(math.radians(c)) - sy
@@ -285,7 +293,7 @@ def _polar_candidate(rng: np.random.Generator, k: int, target: str, hexed: bool)
     return forces if all(_polar_ok(m, a) for m, a in forces) else None
 
 
-def _make(rng: np.random.Generator, level: int, forces: list) -> Scene | None:
+def _make(rng: np.random.Generator, draws: Draws, level: int, forces: list) -> Scene | None:
     """Letters and colours: F2 is drawn from the forces whose reversal keeps Q5's margin, the rest shuffled."""
     k = len(forces)
     v = _vectors(forces, polar=level == 3)
@@ -294,10 +302,10 @@ def _make(rng: np.random.Generator, level: int, forces: list) -> Scene | None:
     ok = [j for j in range(k) if direction_margin_deg((nx - 2 * v[j][0], ny - 2 * v[j][1])) >= SECTOR_GAP_DEG]
     if not ok:
         return None
-    two = ok[int(rng.integers(len(ok)))]
-    others = [forces[i] for i in rng.permutation(k) if i != two]
+    two = draws.pick(ok)
+    others = [forces[i] for i in _permutation(rng, k) if i != two]
     order = tuple(others[:1] + [forces[two]] + others[1:])
-    hues = tuple(int(h) for h in rng.permutation(len(ARROW_COLOURS))[:k])
+    hues = tuple(_permutation(rng, len(ARROW_COLOURS))[:k])
     return Scene(level, () if level == 3 else order, order if level == 3 else (), hues)
 
 
@@ -305,18 +313,22 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     """Target first: Q4's direction (8 directions uniform, "none" P_NONE at levels 2-3), then forces built for it."""
     if level not in (1, 2, 3):
         raise ValueError(f"free_body_diagrams: level must be 1, 2 or 3, got {level!r}")
-    target = NONE if level > 1 and rng.random() < P_NONE else DIRECTIONS[int(rng.integers(8))]
+    draws = Draws(rng)   # the Generator's own scalar draws, cheaper
+    target = NONE if level > 1 and draws.random() < P_NONE else DIRECTIONS[draws.integers(8)]
     # K: 3 at level 1, 4-5 at levels 2-3, so that no count passes 35% over the default level mix. Drawn once, so
     # that the harder five-force layouts are not crowded out by retries.
-    k = 3 if level == 1 else int(rng.integers(4, K_MAX + 1))
-    hexed = target == NONE or (level == 3 and rng.random() < HEX_DECOY)
+    k = 3 if level == 1 else draws.integers(4, K_MAX + 1)
+    hexed = target == NONE or (level == 3 and draws.random() < HEX_DECOY)
     for _ in range(TRIES):
-        forces = (_polar_candidate(rng, k, target, hexed) if level == 3 else
-                  _grid_candidate(rng, level, k, target))
+        forces = (_polar_candidate(rng, draws, k, target, hexed) if level == 3 else
+                  _grid_candidate(rng, draws, level, k, target))
         if forces is None:
             continue
-        scene = _make(rng, level, forces)
+        scene = _make(rng, draws, level, forces)
         if scene is None or direction(net(scene)) != target:
+            continue
+        # Q2's and Q1's margins turn most candidates down: checked before building the ladder, which checks them too
+        if largest_gap_n(scene) < LARGEST_GAP_N or min_pair_angle_deg(scene) < ARROW_GAP_DEG:
             continue
         if not ladder(scene).failing_margins():
             return scene

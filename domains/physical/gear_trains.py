@@ -30,6 +30,7 @@ from shapely.geometry import Point, box
 
 from grip.answers import Choice, Count, Number, Ordered, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.draws import Draws
 from grip.renderers import shapes
 from grip.renderers.canvas import SAFE_BORDER_PX, Canvas
 from grip.renderers.style import (BLACK, GREY_DARK, GREY_LIGHT, GREY_PALE, LABEL, OKABE_ITO, PASTELS, TEXT, WHITE,
@@ -151,41 +152,41 @@ def fastest(scene: Scene) -> tuple[tuple[int, ...], float]:
 
 # --- sampling ----------------------------------------------------------------------------------------------------
 
-def _even(rng: np.random.Generator, lo: int, hi: int) -> int:
-    return int(rng.integers(lo // 2, hi // 2 + 1)) * 2
+def _even(d: Draws, lo: int, hi: int) -> int:
+    return d.integers(lo // 2, hi // 2 + 1) * 2
 
 
-def _structure(rng: np.random.Generator, level: int, idler: bool):
+def _structure(d: Draws, level: int, idler: bool):
     """Build order of a tree grown from A: per new gear (parent, "mesh" | "shaft"); the gear after a shaft partner
     meshes with that partner, so the shaft carries motion on. Returns (parents, compound index or None)."""
     # Gear counts N: L1 4-5, L2 5-7, L3 6-7 (idler included), so that no count passes 35% over the level mix.
-    n_conn = {1: int(rng.integers(4, 6)), 2: int(rng.integers(5, 8)), 3: int(rng.integers(6, 8)) - idler}[level]
-    compound_at = int(rng.integers(2, n_conn - 1)) if level >= 2 else None   # index of the shaft partner
+    n_conn = {1: d.integers(4, 6), 2: d.integers(5, 8), 3: d.integers(6, 8) - idler}[level]
+    compound_at = d.integers(2, n_conn - 1) if level >= 2 else None   # index of the shaft partner
     parents: list[tuple[int, str]] = [(-1, "root")]
     for k in range(1, n_conn):
         if k == compound_at:
-            parents.append((int(rng.integers(1, k)), "shaft"))
+            parents.append((d.integers(1, k), "shaft"))
         elif compound_at is not None and k == compound_at + 1:
             parents.append((k - 1, "mesh"))
         else:
-            parents.append((k - 1 if rng.random() < 0.6 else int(rng.integers(0, k)), "mesh"))
+            parents.append((k - 1 if d.random() < 0.6 else d.integers(0, k), "mesh"))
     if idler:
         parents.append((-1, "idler"))
     return parents, compound_at
 
 
-def _teeth(rng: np.random.Generator, level: int, parents, compound_at) -> list[int]:
+def _teeth(d: Draws, level: int, parents, compound_at) -> list[int]:
     r = TEETH[level]
-    t = [_even(rng, *r["a"])] + [_even(rng, *r["gear"]) for _ in parents[1:]]
+    t = [_even(d, *r["a"])] + [_even(d, *r["gear"]) for _ in parents[1:]]
     if compound_at is not None:
         p = parents[compound_at][0]
-        small = _even(rng, *r["small"])
-        big = _even(rng, small + r["gap"], r["big"])
-        t[p], t[compound_at] = (small, big) if rng.random() < 0.5 else (big, small)
+        small = _even(d, *r["small"])
+        big = _even(d, small + r["gap"], r["big"])
+        t[p], t[compound_at] = (small, big) if d.random() < 0.5 else (big, small)
     return t
 
 
-def _place(rng, level, teeth, parents, compound_at) -> list[tuple[float, float]] | None:
+def _place(rng: np.random.Generator, d: Draws, level, teeth, parents, compound_at) -> list[tuple[float, float]] | None:
     m, clear = MODULE_PX[level], CLEAR_PX[level] + 4.0
     lo, hi = SAFE_BORDER_PX + PAD_PX, 768 - SAFE_BORDER_PX - PAD_PX
     radius = [m * t / 2 for t in teeth]
@@ -205,17 +206,19 @@ def _place(rng, level, teeth, parents, compound_at) -> list[tuple[float, float]]
                 return False
         return True
 
-    placed = {0: (float(rng.uniform(260, 508)), float(rng.uniform(300, 500)))}
+    placed = {0: (d.uniform(260, 508), d.uniform(300, 500))}
     for k, (par, kind) in enumerate(parents[1:], start=1):
         # candidates are made as they are tried (the first that fits ends the search), in plain floats: the same
         # values as numpy scalars give
         if kind == "shaft":
             cands = [placed[par]]
         elif kind == "mesh":
-            base, d = float(rng.uniform(0, 360)), radius[par] + radius[k]
-            cands = ((placed[par][0] + d * math.cos(math.radians(base + 15 * s)),
-                      placed[par][1] + d * math.sin(math.radians(base + 15 * s)))
-                     for s in rng.permutation(24).tolist())
+            base, dist = d.uniform(0, 360), radius[par] + radius[k]
+            steps = list(range(24))
+            rng.shuffle(steps)   # rng.permutation(24)'s draws: numpy shuffles a list fastest
+            cands = ((placed[par][0] + dist * math.cos(math.radians(base + 15 * s)),
+                      placed[par][1] + dist * math.sin(math.radians(base + 15 * s)))
+                     for s in steps)
         else:
             cands = (tuple(c) for c in rng.uniform(lo, hi, size=(150, 2)).tolist())
         others = [(cj, tip[j]) for j, cj in placed.items() if frozenset((j, k)) not in linked]
@@ -251,19 +254,20 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     if level not in (1, 2, 3):
         raise ValueError(f"gear_trains: level must be 1..3, got {level}")
     # Targets first: B's direction (Q2) and the fastest gear's direction (Q4), uniform over their options.
-    q2 = (CW, CCW, STILL)[int(rng.integers(3 if level == 3 else 2))]
-    q4_dir = (CW, CCW)[int(rng.integers(2))]
-    idler = q2 == STILL or (level == 3 and rng.random() < 0.5)
+    d = Draws(rng)   # the Generator's own scalar draws, cheaper
+    q2 = (CW, CCW, STILL)[d.integers(3 if level == 3 else 2)]
+    q4_dir = (CW, CCW)[d.integers(2)]
+    idler = q2 == STILL or (level == 3 and d.random() < 0.5)
     for _ in range(12):
-        parents, compound_at = _structure(rng, level, idler)
+        parents, compound_at = _structure(d, level, idler)
         n = len(parents)
         for _ in range(20):
-            teeth = _teeth(rng, level, parents, compound_at)
+            teeth = _teeth(d, level, parents, compound_at)
             s = Scene(level, tuple("ABCDEFG"[:n]), tuple(teeth), tuple((0.0, 0.0) for _ in teeth),
                       tuple((p, k) for k, (p, kind) in enumerate(parents) if kind == "mesh"),
                       () if compound_at is None else
                       (tuple(sorted((parents[compound_at][0], compound_at), key=lambda g: teeth[g])),),
-                      int(rng.choice(RPMS)), CW, "A")
+                      d.pick(RPMS), CW, "A")
             top, ratio = fastest(s)
             if (len(top) == 1 and ratio >= FAST_RATIO[level] and front_partners(s) <= 1
                     and layer_offset_modules(s) >= LAYER_MODULES):
@@ -280,19 +284,20 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
                    [k for k in turning if (w[k] * sign > 0) == (q2 == s.driver_dir)])
         if not b_cands:
             continue
-        b = int(rng.choice(b_cands))
+        b = d.pick(b_cands)
         rest = [k for k in turning if k != b]
         if len(rest) < 2:
             continue
-        c, d = (int(x) for x in rng.choice(rest, size=2, replace=False))
-        x_cands = [k for k in turning if hops[k] >= 2 and k not in (c, d)]
+        c, g = (rest[i] for i in d.subset(len(rest), 2))   # rng.choice(rest, size=2, replace=False)
+        x_cands = [k for k in turning if hops[k] >= 2 and k not in (c, g)]
         if not x_cands:
             continue
-        x = int(rng.choice(x_cands))
-        others = [k for k in range(1, n) if k not in (b, c, d)]
-        order = [0, b, c, d] + [int(k) for k in rng.permutation(others)]   # order[letter index] = build index
+        x = d.pick(x_cands)
+        others = [k for k in range(1, n) if k not in (b, c, g)]
+        rng.shuffle(others)   # rng.permutation(others)'s draws, on the list itself
+        order = [0, b, c, g] + others   # order[letter index] = build index
         letter = {k: "ABCDEFG"[i] for i, k in enumerate(order)}
-        centers = _place(rng, level, teeth, parents, compound_at)
+        centers = _place(rng, d, level, teeth, parents, compound_at)
         if centers is None:
             continue
         # Store gears in letter order.

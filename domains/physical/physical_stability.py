@@ -17,12 +17,14 @@ keeps Q4's options, "stable" read as "does not tip" (an alias), so its map is th
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from grip.answers import Choice, Count, Number, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.draws import Draws
 from grip.renderers import shapes
 from grip.renderers.canvas import Canvas
 from grip.renderers.style import GREY, GREY_DARK, GREY_PALE, LABEL, OUTLINE, PALETTE, TEXT, THIN, Style, tint
@@ -59,34 +61,83 @@ def joint_name(j: int) -> str:
     return f"{LETTERS[j]}-{LETTERS[j + 1]}"
 
 
-def _place(rng: np.random.Generator, w: np.ndarray, m: np.ndarray, want: list, want_edit: list, q2: str,
+def _keep(spans: list, lo: float, hi: float) -> list:
+    """The integer intervals [a, b) of `spans` cut down to [lo, hi)."""
+    return [(max(a, lo), min(b, hi)) for a, b in spans if max(a, lo) < min(b, hi)]
+
+
+def _cut(spans: list, lo: float, hi: float) -> list:
+    """The integer intervals [a, b) of `spans` with [lo, hi) taken out."""
+    out = []
+    for a, b in spans:
+        if a < min(b, lo):
+            out.append((a, min(b, lo)))
+        if max(a, hi) < b:
+            out.append((max(a, hi), b))
+    return out
+
+
+def _least(pred, v: int) -> int:
+    """The least integer at which `pred` (false below some integer, true from it on) holds, searched from v."""
+    while pred(v - 1):
+        v -= 1
+    while not pred(v):
+        v += 1
+    return v
+
+
+def _place(draws: Draws, w: np.ndarray, m: np.ndarray, want: list, want_edit: list, q2: str,
            tau: float) -> np.ndarray | None:
     """Centres top-down (top block at 0): each joint's substack COM is known before the block beneath is placed,
     so its status (original and with the top block removed) is a condition on that one centre. None if some
-    joint has no admissible centre."""
+    joint has no admissible centre.
+
+    Block j's centre c runs over the integers within `reach` of the centre above, and its support edges lo(c) =
+    max(c - a, L), hi(c) = min(c + a, R) are integers that never decrease with c. So each condition on a COM holds
+    on one interval of c or off one, bounded where lo or hi crosses an integer threshold (found with the float
+    comparisons a candidate-by-candidate test makes: the same centres, tests/test_physical_stability.py), and
+    the admissible centres are a few intervals, drawn from in increasing order."""
     n = len(w)
-    x = np.zeros(n)
+    w, m = [int(v) for v in w], [int(v) for v in m]   # even widths: every edge below is an integer
+    thr = tau + 1e-6   # float slack vs. the ladder
+    x = [0] * n
     for j in range(n - 2, -1, -1):
+        x1, a, b = x[j + 1], w[j] // 2, w[j + 1] // 2
         reach = min(MAX_STEP_PX, (w[j] + w[j + 1]) // 2 - MIN_SUPPORT_PX)
-        cand = x[j + 1] + np.arange(-reach, reach + 1)
-        if j == 1:   # C relative to B: x_C - x_B = x[2] - x[1]
-            d = x[2] - cand
-            cand = cand[{"left": d <= -Q2_GAP_PX, "right": d >= Q2_GAP_PX, "directly above": d == 0}[q2]]
-        lo = np.maximum(cand - w[j] / 2, x[j + 1] - w[j + 1] / 2)
-        hi = np.minimum(cand + w[j] / 2, x[j + 1] + w[j + 1] / 2)
-        ok = np.ones(len(cand), bool)
-        checks = [(m[j + 1:], x[j + 1:], want[j])]
+        spans = [(x1 - reach, x1 + reach + 1)]
+        if j == 1:   # C relative to B: x_C - x_B = x[2] - c
+            spans = _keep(spans, *{"left": (math.ceil(x[2] + Q2_GAP_PX), math.inf),
+                                   "right": (-math.inf, math.floor(x[2] - Q2_GAP_PX) + 1),
+                                   "directly above": (x[2], x[2] + 1)}[q2])
+
+        def lo_at(v: int) -> float:   # the least c with lo(c) >= v
+            return -math.inf if x1 - b >= v else v + a
+
+        def hi_at(v: int) -> float:   # the least c with hi(c) >= v
+            return v - a if x1 + b >= v else math.inf
+
+        checks = [(j + 1, n, want[j])]
         if j <= n - 3:
-            checks.append((m[j + 1:n - 1], x[j + 1:n - 1], want_edit[j]))
-        for mass, pos, target in checks:
-            com = float(mass @ pos / mass.sum())
-            ok &= np.minimum(np.abs(com - lo), np.abs(com - hi)) >= tau + 1e-6   # float slack vs. the ladder
-            if target is not None:
-                ok &= ((lo < com) & (com < hi)) == target
-        if not ok.any():
+            checks.append((j + 1, n - 1, want_edit[j]))
+        for k0, k1, target in checks:
+            # integer sums, so the quotient is the one of numpy's float dot product (all partial sums < 2**53)
+            com = sum(m[k] * x[k] for k in range(k0, k1)) / sum(m[k0:k1])
+            near = _least(lambda v: com - v < thr, math.floor(com - thr))   # |com - e| < thr iff near <= e < far
+            far = _least(lambda v: com - v <= -thr, math.ceil(com + thr))
+            spans = _cut(_cut(spans, lo_at(near), lo_at(far)), hi_at(near), hi_at(far))
+            if target is not None:   # lo < com < hi iff lo < ceil(com) and hi >= floor(com) + 1
+                inside = (hi_at(math.floor(com) + 1), lo_at(math.ceil(com)))
+                spans = _keep(spans, *inside) if target else _cut(spans, *inside)
+        count = sum(hi - lo for lo, hi in spans)
+        if not count:
             return None
-        x[j] = cand[rng.choice(np.flatnonzero(ok))]
-    return x
+        i = draws.index(count)   # rng.choice over the admissible candidates, in increasing order
+        for lo, hi in spans:
+            if i < hi - lo:
+                x[j] = lo + i
+                break
+            i -= hi - lo
+    return np.array(x, float)
 
 
 def sample(rng: np.random.Generator, level: int) -> Scene:
@@ -95,25 +146,26 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     if level not in MARGIN_PX:
         raise ValueError(f"physical_stability: level must be 1..3, got {level!r}")
     # N: L1 3, L2 4-5, L3 6, so that no block count passes 35% of a build with the default level mix.
-    n = {1: 3, 2: int(rng.integers(4, 6)), 3: 6}[level]
+    draws = Draws(rng)   # the Generator's own scalar draws, cheaper
+    n = {1: 3, 2: draws.integers(4, 6), 3: 6}[level]
     tau = MARGIN_PX[level]
-    fail_at = None if rng.random() < 0.4 else int(rng.integers(n - 1))
+    fail_at = None if draws.random() < 0.4 else draws.integers(n - 1)
     # With three blocks and C directly above B, joint B-C cannot fail (C is centred on B). Those items take
     # left/right, and the others take "directly above" more often, so that it stays at 20% overall.
     p_above = 0.2 if n > 3 else (0.0 if fail_at == 1 else 0.2 / 0.7)
     q2 = str(rng.choice(Q2_OPTIONS, p=[(1 - p_above) / 2, (1 - p_above) / 2, p_above]))
-    edit_stable = bool(rng.random() < 0.5)
+    edit_stable = draws.random() < 0.5
     want = [True if fail_at is None or j < fail_at else (False if j == fail_at else None) for j in range(n - 1)]
     for attempt in range(60):
         w = 2 * rng.integers(40, 111, n)
         h = rng.integers(40, 81, n)
         rho = rng.integers(1, 4, n) if level == 3 else np.ones(n, int)
         m = (rho * w * h).astype(float)
-        e = int(rng.integers(n - 2))   # the joint that fails once the top is removed (if Q5 = unstable)
+        e = draws.integers(n - 2)   # the joint that fails once the top is removed (if Q5 = unstable)
         want_edit = [True if edit_stable else (False if j == e else None) for j in range(n - 2)]
         if attempt >= 40:   # Q5 is balanced "where feasible": some (Q4, Q2) targets fix it
             want_edit = [None] * (n - 2)
-        x = _place(rng, w, m, want, want_edit, q2, tau)
+        x = _place(draws, w, m, want, want_edit, q2, tau)
         if x is None:
             continue
         offsets = np.sort(np.abs(np.diff(x)))
@@ -122,7 +174,7 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
         left, right = int(np.min(x - w // 2)), int(np.max(x + w // 2))
         if right - left > STACK_X[1] - STACK_X[0]:
             continue
-        shift = int(rng.integers(STACK_X[0] - left, STACK_X[1] - right + 1))
+        shift = draws.integers(STACK_X[0] - left, STACK_X[1] - right + 1)
         return Scene(level=level, widths_px=tuple(int(v) for v in w), heights_px=tuple(int(v) for v in h),
                      centers_px=tuple(int(v) + shift for v in x), densities=tuple(int(v) for v in rho))
     raise Reject("no_stack_for_target")
@@ -146,6 +198,7 @@ def support(scene: Scene, j: int) -> tuple[float, float]:
     return max(xa - wa / 2, xb - wb / 2), min(xa + wa / 2, xb + wb / 2)
 
 
+@functools.lru_cache(maxsize=16)   # the ladder reads a scene's joints five times, its edit's twice
 def joints(scene: Scene) -> tuple[tuple[float, float, float, bool, float], ...]:
     """Per joint, bottom first: (support lo, support hi, substack COM, holds, clearance to the nearest edge px)."""
     out = []

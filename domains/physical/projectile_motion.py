@@ -48,6 +48,7 @@ from grip.renderers.text import draw_text, draw_text_px, text_size
 
 from grip.answers import Choice, Count, Number, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.draws import Draws
 
 G = 9.8                     # m/s^2
 R_BALL = 0.15               # ball radius, m
@@ -202,12 +203,12 @@ def max_height_m(scene: Scene) -> float:
 
 # --- sampling -----------------------------------------------------------------------------------------------------
 
-def _interval_from(rng: np.random.Generator, lo: float, hi: float, step: float = 0.1) -> float | None:
+def _interval_from(d: Draws, lo: float, hi: float, step: float = 0.1) -> float | None:
     """A multiple of `step` drawn uniformly inside [lo, hi], or None if there is none."""
     a, b = math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9)
     if a > b:
         return None
-    return round(int(rng.integers(a, b + 1)) * step, 10)
+    return round(d.integers(a, b + 1) * step, 10)
 
 
 def _height_range(scene: Scene, near: float, target: str | None) -> tuple[float, float]:
@@ -222,11 +223,11 @@ def _height_range(scene: Scene, near: float, target: str | None) -> tuple[float,
     return -math.inf, math.inf
 
 
-def _top_target(rng: np.random.Generator, level: int, steps: int) -> int:
+def _top_target(rng: np.random.Generator, d: Draws, level: int, steps: int) -> int:
     if level == 3:
         return int(rng.choice(3, p=(0.2, 0.4, 0.4))) + 1
     tops = L1_TOPS[steps] if level == 1 else tuple(range(2, steps + 1))
-    return int(tops[int(rng.integers(len(tops)))])
+    return tops[d.integers(len(tops))]
 
 
 def sample(rng: np.random.Generator, level: int) -> Scene:
@@ -237,21 +238,22 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     margins. Where a target is unreachable it is dropped (Q2 after `RELAX_TOP` flights, Q5 after `RELAX_Q5`)."""
     if level not in STEPS:
         raise ValueError(f"projectile_motion: level must be 1, 2 or 3, got {level!r}")
-    q4 = OUTCOMES[int(rng.integers(3))]
-    way = {LANDS: "faster", CLEARS: "slower"}.get(q4) or ("faster" if rng.random() < 0.5 else "slower")
+    d = Draws(rng)   # the Generator's own scalar draws, cheaper
+    q4 = OUTCOMES[d.integers(3)]
+    way = {LANDS: "faster", CLEARS: "slower"}.get(q4) or ("faster" if d.random() < 0.5 else "slower")
     q5: str | None = OUTCOMES[int(rng.choice(3, p=Q5_GIVEN_Q4[(q4, way)]))]
     factors = FASTER if way == "faster" else SLOWER
-    steps = int(rng.integers(STEPS[level][0], STEPS[level][1] + 1))
-    top: int | None = _top_target(rng, level, steps)
-    facing = 1 if rng.random() < 0.5 else -1
+    steps = d.integers(STEPS[level][0], STEPS[level][1] + 1)
+    top: int | None = _top_target(rng, d, level, steps)
+    facing = 1 if d.random() < 0.5 else -1
     launch_x = 0.0 if facing > 0 else VIEW_W[level]
     for attempt in range(TRIES):
         if attempt == RELAX_Q5:
             q5 = None
         if attempt == RELAX_TOP:
             top = None
-        dt = DTS[int(rng.integers(3))]
-        angle = int(rng.integers(20, 71))
+        dt = DTS[d.integers(3)]
+        angle = d.integers(20, 71)
         # the apex time vy / g picks the highest dot: within half a step of dot `top`, or after dot k - 1/2
         lo, hi = 8.0, 16.0
         if top is not None:
@@ -259,30 +261,32 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
             lo = max(lo, G * dt * (top - 0.5) / sin)
             if top < steps:
                 hi = min(hi, G * dt * (top + 0.5) / sin)
-        speed = _interval_from(rng, lo, hi)
+        speed = _interval_from(d, lo, hi)
         if speed is None:
             continue
-        launch_y = round(max(R_BALL, round(float(rng.uniform(*LAUNCH_Y[level])) / 0.05) * 0.05), 2)
+        launch_y = round(max(R_BALL, round(d.uniform(*LAUNCH_Y[level]) / 0.05) * 0.05), 2)
         # the flight's dots are checked before a Scene is built: most flights fail here (dots(scene) and
         # highest_dot(scene), computed the same way)
         a = math.radians(angle)
-        d = _dots_of(launch_x, launch_y, speed * math.cos(a), speed * math.sin(a), facing, dt, steps)
-        if not _dots_ok(d, level) or (top is not None and _highest(d) != top):
+        pts = _dots_of(launch_x, launch_y, speed * math.cos(a), speed * math.sin(a), facing, dt, steps)
+        if not _dots_ok(pts, level) or (top is not None and _highest(pts) != top):
             continue
         base = Scene(level=level, facing=facing, launch_x_m=launch_x,
                      launch_y_m=launch_y, speed_mps=speed, angle_deg=float(angle), dt_s=dt, steps=steps,
                      wall_x_m=10.0, wall_h_m=1.0,
                      speed_factor=factors[0])
-        last_s = abs(d[-1][0] - launch_x)
+        last_s = abs(pts[-1][0] - launch_x)
         edge = landing_s(base) + R_BALL
-        for factor in rng.permutation(factors):
-            scene = _wall_for(rng, base, float(factor), edge, last_s, q4, q5)
+        order = list(factors)
+        rng.shuffle(order)   # rng.permutation(factors)'s draws, on a list
+        for factor in order:
+            scene = _wall_for(d, base, factor, edge, last_s, q4, q5)
             if scene is not None:
                 return scene
     raise Reject("no_flight_for_target")
 
 
-def _wall_for(rng: np.random.Generator, base: Scene, factor: float, edge: float, last_s: float, q4: str,
+def _wall_for(d: Draws, base: Scene, factor: float, edge: float, last_s: float, q4: str,
               q5: str | None) -> Scene | None:
     """A wall (face distance, then height, both on a 0.1 m grid) that gives `base` (at speed factor `factor`, its
     ball's leading edge at landing `edge` along the flight) outcome q4 and its changed launch outcome q5, every
@@ -298,7 +302,7 @@ def _wall_for(rng: np.random.Generator, base: Scene, factor: float, edge: float,
             lo = max(lo, e + LAND_GAP_M)
         elif target is not None:
             hi = min(hi, e - LAND_GAP_M)
-    near = _interval_from(rng, lo, hi)
+    near = _interval_from(d, lo, hi)
     if near is None:
         return None
     base = replace(base, speed_factor=factor)
@@ -307,7 +311,7 @@ def _wall_for(rng: np.random.Generator, base: Scene, factor: float, edge: float,
     for sc, target in ((base, q4), (slow, q5)):
         a, b = _height_range(sc, near, target)
         h_lo, h_hi = max(h_lo, a), min(h_hi, b)
-    h = _interval_from(rng, h_lo, h_hi)
+    h = _interval_from(d, h_lo, h_hi)
     if h is None:
         return None
     wall_x = round(base.launch_x_m + base.facing * near - (WALL_T if base.facing < 0 else 0.0), 2)

@@ -15,6 +15,7 @@ whose word has a minimal pair that keeps the two traded edges on different lette
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 
@@ -22,6 +23,7 @@ import numpy as np
 
 from grip.answers import Choice, Count, Record
 from grip.domain import Domain, Ladder, Margin, Question, Reject
+from grip.draws import Draws
 from grip.domains.topological import _gluing as gl
 from grip.domains.topological._gluing import (ANNULUS, DISK, DOUBLE_TORUS, KLEIN, MOBIUS, OTHER, PROJECTIVE,
                                               SPHERE, SURFACES, TORUS)
@@ -133,26 +135,27 @@ def minimal_word(word, swap):
 def sample(rng: np.random.Generator, level: int) -> Scene:
     if level not in (1, 2, 3):
         raise ValueError(f"surface_topology: level must be 1..3, got {level}")
-    ell = int(rng.integers(2, 5))
-    orientable = bool(rng.random() < 0.5)
+    d = Draws(rng)   # the Generator's own scalar draws, cheaper
+    ell = d.integers(2, 5)
+    orientable = d.random() < 0.5
     classes = [c for c in LEVEL_CLASSES[level] if ORIENTABLE[c] == orientable and shapes_for(c, ell)]
-    sigma = classes[int(rng.integers(len(classes)))]
-    options = shapes_for(sigma, ell)
-    n, n_free = options[int(rng.integers(len(options)))]
+    sigma = d.pick(classes)
+    n, n_free = d.pick(shapes_for(sigma, ell))
     outcomes = reachable(sigma, n)
     w = np.array([Q5_WEIGHT[o] for o in outcomes])
     target = outcomes[int(rng.choice(len(outcomes), p=w / w.sum()))]
     words = gl.base_words(n, n_free)[sigma]
     for _ in range(TRIES):
-        base = words[int(rng.integers(len(words)))]
-        flips = rng.choice((1, -1), size=ell)
-        word = tuple((x, e * int(flips[int(x)])) if x else (x, e) for x, e in base)
-        trades = [(i, j) for i in range(n) for j in range(i + 1, n)
-                  if word[i][0] and word[j][0] and word[i][0] != word[j][0]]
-        swap = trades[int(rng.integers(len(trades)))]
+        base = d.pick(words)
+        # the draws of rng.choice((1, -1), size=ell), which takes its indices from this same call, at less cost
+        flips = [(1, -1)[i] for i in rng.integers(2, size=ell).tolist()]
+        word = tuple((x, e * flips[int(x)]) if x else (x, e) for x, e in base)
+        trades = [(i, j) for i in range(n) if word[i][0] for j in range(i + 1, n)
+                  if word[j][0] and word[i][0] != word[j][0]]
+        swap = d.pick(trades)
         if gl.classify(gl.swapped(word, *swap)) != target or minimal_word(word, swap) is None:
             continue
-        names = [LETTERS[int(k)] for k in rng.choice(4, size=ell, replace=False)]
+        names = [LETTERS[k] for k in d.subset(4, ell)]
         return Scene(level, tuple(names[int(x)] if x else "" for x, _ in word), tuple(e for _, e in word), swap)
     raise Reject("no_word_for_target")
 
@@ -254,8 +257,12 @@ def corner_groups(scene: Scene) -> Record:
     """Corner-class sizes, largest first. The typed list answer holds distinct items only, and sizes repeat, so the
     list is one option among the partitions of n (written "2, 1, 1"; spacing after commas is free)."""
     sizes = gl.corner_class_sizes(word_of(scene))
-    options = tuple("+".join(map(str, p)) for p in partitions(n_edges(scene)))   # "2+1+1": one option, no commas
-    return Record((("corner_groups", Choice("+".join(map(str, sizes)), options)),))
+    return Record((("corner_groups", Choice("+".join(map(str, sizes)), _group_options(n_edges(scene)))),))
+
+
+@functools.lru_cache(maxsize=None)   # n is 4, 6 or 8
+def _group_options(n: int) -> tuple[str, ...]:
+    return tuple("+".join(map(str, p)) for p in partitions(n))   # "2+1+1": one option, no commas
 
 
 # --- ladder ------------------------------------------------------------------------------------------------------
