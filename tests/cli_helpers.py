@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 
+import pytest
 from click.testing import CliRunner
 
 from grip.cli import main
@@ -16,6 +18,18 @@ def run(*args, env=None):
 def ok(res) -> str:
     assert res.exit_code == 0, res.output
     return res.output
+
+
+@contextmanager
+def no_report_figures():
+    """`grip eval report` (and `write_report`) without the matplotlib figures, whose rendering is most of a small
+    report's time: for tests that read only the tables and numbers. report.md then links no figure. The figures are
+    checked where they are made: tests/test_eval_cli.py, test_eval_e3.py, test_eval_e4.py, test_eval_swap.py,
+    test_eval_report_edge.py, test_eval_score_hardening.py."""
+    from grip.eval import report
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(report, "_figures", lambda st, out: [])
+        yield
 
 
 def one_line_error(res, match: str | None = None) -> str:

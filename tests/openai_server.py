@@ -99,16 +99,22 @@ class Recorded:
     time: float
 
 
-def image_of(req: dict) -> bytes | None:
-    """The PNG bytes of the first image part of a chat request, or None."""
+def _image_url(req: dict) -> str | None:
+    """The data URL of the first PNG image part of a chat request, or None."""
     for msg in req.get("messages", []) if isinstance(req, dict) else []:
         content = msg.get("content") if isinstance(msg, dict) else None
         for part in content if isinstance(content, list) else []:
             if isinstance(part, dict) and part.get("type") == "image_url":
                 url = (part.get("image_url") or {}).get("url", "")
                 if url.startswith("data:image/png;base64,"):
-                    return base64.b64decode(url.split(",", 1)[1])
+                    return url
     return None
+
+
+def image_of(req: dict) -> bytes | None:
+    """The PNG bytes of the first image part of a chat request, or None."""
+    url = _image_url(req)
+    return None if url is None else base64.b64decode(url.split(",", 1)[1])
 
 
 def text_of(req: dict) -> str:
@@ -450,6 +456,21 @@ def truth_strings(row: dict) -> set[str]:
     return out
 
 
+_TRUTH_STRINGS: dict[str, frozenset[str]] = {}   # a row as canonical JSON -> truth_strings(row)
+
+
+def _truth_strings_of(row: dict) -> frozenset[str]:
+    """`truth_strings(row)`, remembered by the row's content: the session-end audit and the fixtures' own checks
+    meet the same rows again and again."""
+    try:
+        key = json.dumps(row, sort_keys=True)
+    except (TypeError, ValueError):
+        return frozenset(truth_strings(row))
+    if key not in _TRUTH_STRINGS:
+        _TRUTH_STRINGS[key] = frozenset(truth_strings(row))
+    return _TRUTH_STRINGS[key]
+
+
 def _listed(v) -> list:
     return list(v) if isinstance(v, list) else []
 
@@ -462,6 +483,89 @@ def _non_idat(png: bytes) -> bytes:
             out.append(png[i:i + 12 + n])
         i += 12 + n
     return b"".join(out)
+
+
+_IMAGE_FACTS: dict[str, tuple] = {}   # PNG data URL -> `_image_facts` of it (a run sends each image many times)
+
+
+def _image_facts(rec, req: dict):
+    """(sha256 hex, chunk types, parse error, non-IDAT chunks) of the first PNG of a request, the chunk types and
+    non-IDAT chunks None and the error set for an image that is not a well-formed PNG; None for no PNG data URL.
+    Remembered by the data URL, and on the Recorded `rec` (if given) for the very string it carries, so an image is
+    decoded once however many requests, scripted models and audits see it."""
+    url = _image_url(req)
+    if url is None:
+        return None
+    memo = getattr(rec, "__dict__", None)
+    hit = memo.get("_image_facts") if memo is not None else None
+    if hit is not None and hit[0] is url:
+        return hit[1]
+    facts = _IMAGE_FACTS.get(url)
+    if facts is None:
+        png = base64.b64decode(url.split(",", 1)[1])
+        digest = hashlib.sha256(png).hexdigest()
+        try:
+            facts = (digest, frozenset(png_chunks(png)), None, _non_idat(png))
+        except Exception as e:  # noqa: BLE001 - any defect is a finding of the caller
+            facts = (digest, None, e, None)
+        _IMAGE_FACTS[url] = facts
+    if memo is not None:
+        memo["_image_facts"] = (url, facts)
+    return facts
+
+
+def image_digest(req: dict) -> str | None:
+    """`hashlib.sha256(image_of(req)).hexdigest()` (None for a request without a PNG), remembered by data URL: what
+    a scripted model looks an image's truth up by, decoded once for it and the audits."""
+    facts = _image_facts(None, req)
+    return None if facts is None else facts[0]
+
+
+GRAM = 8   # truth_strings keeps only strings of at least this many characters
+
+
+def _haystacks(rec, req: dict, msgs: list, parts: list, img_part: dict, non_idat: bytes):
+    """What `check_isolation` searches for ground truth in a request: the body less its PNG data URLs (and, for a
+    multi-turn request, less the reply and the challenge, pinned down before), the decoded body less its image, the
+    headers, the image's non-IDAT chunks; and every GRAM-character piece of them, so that a truth string whose
+    first GRAM characters are in none of them is known absent without a search. Remembered on `rec` for the body,
+    JSON and headers it carries."""
+    memo = getattr(rec, "__dict__", None)
+    key = (rec.body, req, rec.headers)
+    hit = memo.get("_haystacks") if memo is not None else None
+    if hit is not None and all(a is b for a, b in zip(hit[0], key)):
+        return hit[1], hit[2]
+    body_text = _body_without_images(rec)
+    if len(msgs) >= 3:
+        # The reply and the challenge were pinned down above (a reply a server sent, verbatim; a template with
+        # one value that is not the key when the model was right): leave them out of the search below.
+        for piece in (msgs[1].get("content"), text_of({"messages": [msgs[2]]})):
+            if isinstance(piece, str) and piece:
+                body_text = body_text.replace(json.dumps(piece)[1:-1], "")
+    no_image = {**req, "messages": [{**msgs[0], "content": [
+        {"type": "image_url", "image_url": {"url": ""}} if p is img_part else p for p in parts]}]}
+    decoded = json.dumps(no_image, ensure_ascii=False)
+    haystacks = {"body": body_text, "decoded body": decoded, "headers": json.dumps(rec.headers),
+                 "image chunks": non_idat.decode("latin-1")}
+    grams = {h[i:i + GRAM] for h in haystacks.values() for i in range(len(h) - GRAM + 1)}
+    if memo is not None:
+        memo["_haystacks"] = (key, haystacks, grams)
+    return haystacks, grams
+
+
+def _body_without_images(rec) -> str:
+    """The request body as text with every PNG data URL cut out, remembered on `rec` for the body it carries."""
+    memo = getattr(rec, "__dict__", None)
+    hit = memo.get("_body_text") if memo is not None else None
+    if hit is not None and hit[0] is rec.body:
+        return hit[1]
+    body_text = rec.body.decode("utf-8", "replace")
+    while "data:image/png;base64," in body_text:
+        i = body_text.find("data:image/png;base64,")
+        body_text = body_text[:i] + body_text[body_text.find('"', i):]
+    if memo is not None:
+        memo["_body_text"] = (rec.body, body_text)
+    return body_text
 
 
 def _lead_pattern(lead: str) -> re.Pattern:
@@ -640,7 +744,8 @@ def check_isolation(requests, truth: dict[str, dict], allowed_fields=ALLOWED_FIE
     byte, with pixel chunks only; (4) the first turn's text is the prompt template applied to one question of that item; (5) no distinctive serialisation of
     any ground-truth value of that item occurs anywhere in the body, the decoded image or the headers."""
     problems = []
-    strings_cache: dict[str, set[str]] = {}
+    strings_cache: dict[str, frozenset[str]] = {}
+    prompts_cache: dict[int, tuple[dict, dict[str, list]]] = {}   # id(row) -> (row, its prompts), for this call
     replies: set[str] | None = None
     for n, rec in enumerate(requests):
         if not rec.path.rstrip("/").endswith("/chat/completions"):
@@ -668,30 +773,33 @@ def check_isolation(requests, truth: dict[str, dict], allowed_fields=ALLOWED_FIE
         img_part = next(p for p in parts if p["type"] == "image_url")
         if set(img_part) != {"type", "image_url"} or set(img_part["image_url"]) != {"url"}:
             problems.append(f"{where}: image part has extra fields")
-        png = image_of(req)
-        if png is None:
+        facts = _image_facts(rec, req)
+        if facts is None:
             problems.append(f"{where}: image is not a PNG data URL")
             continue
-        try:
-            chunks = set(png_chunks(png))
-        except Exception as e:  # noqa: BLE001 - any defect is a finding here
-            problems.append(f"{where}: image is not a well-formed PNG ({e})")
+        digest, chunks, error, non_idat = facts
+        if error is not None:
+            problems.append(f"{where}: image is not a well-formed PNG ({error})")
             continue
         if chunks - PIXEL_CHUNKS:
             problems.append(f"{where}: PNG carries metadata chunks {sorted(chunks - PIXEL_CHUNKS)}")
-        row = truth.get(hashlib.sha256(png).hexdigest())
+        row = truth.get(digest)
         if row is None:
             problems.append(f"{where}: image is not byte-identical to any known item image")
             continue
         text_part = next(p for p in parts if p["type"] == "text")
         if set(text_part) != {"type", "text"}:
             problems.append(f"{where}: text part has extra fields")
-        prompts: dict[str, list] = {}   # one image may carry several stores' versions of a question (see truth_index)
-        rephrased = [row["rephrase"]] if isinstance(row.get("rephrase"), dict) else []   # the consistency probe
-        for q in _listed(row["questions"]) + rephrased:
-            if _sound(q):
-                for t in TEMPLATES:
-                    prompts.setdefault(prompt_text(q["text"], q["instruction"], t), []).append((q, t))
+        if id(row) not in prompts_cache:
+            # one image may carry several stores' versions of a question (see truth_index)
+            prompts: dict[str, list] = {}
+            rephrased = [row["rephrase"]] if isinstance(row.get("rephrase"), dict) else []   # the consistency probe
+            for q in _listed(row["questions"]) + rephrased:
+                if _sound(q):
+                    for t in TEMPLATES:
+                        prompts.setdefault(prompt_text(q["text"], q["instruction"], t), []).append((q, t))
+            prompts_cache[id(row)] = (row, prompts)
+        prompts = prompts_cache[id(row)][1]
         if text_part.get("text") not in prompts:
             problems.append(f"{where}: text is not the prompt template of any question of {row['id']}")
         elif len(msgs) >= 3:
@@ -706,26 +814,13 @@ def check_isolation(requests, truth: dict[str, dict], allowed_fields=ALLOWED_FIE
                              for q, template in prompts[text_part["text"]]), key=len)
         # The images are byte-identical to the store's and hold pixel chunks only, so their IDAT data cannot carry
         # anything the build did not draw; the first image's small non-IDAT chunks are searched all the same.
-        body_text = rec.body.decode("utf-8", "replace")
-        while "data:image/png;base64," in body_text:
-            i = body_text.find("data:image/png;base64,")
-            body_text = body_text[:i] + body_text[body_text.find('"', i):]
-        if len(msgs) >= 3:
-            # The reply and the challenge were pinned down above (a reply a server sent, verbatim; a template with
-            # one value that is not the key when the model was right): leave them out of the search below.
-            for piece in (msgs[1].get("content"), text_of({"messages": [msgs[2]]})):
-                if isinstance(piece, str) and piece:
-                    body_text = body_text.replace(json.dumps(piece)[1:-1], "")
-            msgs = msgs[:1]
-        no_image = {**req, "messages": [{**msgs[0], "content": [
-            {"type": "image_url", "image_url": {"url": ""}} if p is img_part else p for p in parts]}]}
-        decoded = json.dumps(no_image, ensure_ascii=False)
-        haystacks = {"body": body_text, "decoded body": decoded, "headers": json.dumps(rec.headers),
-                     "image chunks": _non_idat(png).decode("latin-1")}
+        haystacks, grams = _haystacks(rec, req, msgs, parts, img_part, non_idat)
         ident = (row["id"], bool(row.get("twin_image")))
         if ident not in strings_cache:
-            strings_cache[ident] = truth_strings(row)
+            strings_cache[ident] = _truth_strings_of(row)
         for s in strings_cache[ident]:
+            if len(s) >= GRAM and s[:GRAM] not in grams:   # then in no haystack (see `_haystacks`)
+                continue
             for name, hay in haystacks.items():
                 if s in hay:
                     problems.append(f"{where}: ground truth {s[:40]!r} of {row['id']} found in the {name}")
@@ -757,17 +852,7 @@ def openai_server(tmp_path_factory):
         assert not problems, "ground-truth isolation failed:\n" + "\n".join(problems[:20])
 
 
-WORKING_DOMAINS = ("physical_stability", "gear_trains", "clock_reading")
-
-
-@pytest.fixture(scope="session")
-def eval_items(tmp_path_factory) -> Path:
-    """A small item store (3 items per working domain, grain copies for all) shared by the eval tests."""
-    from grip.builder import build
-    root = tmp_path_factory.mktemp("eval_items")
-    for d in WORKING_DOMAINS:
-        build(d, 3, root, grain_subset=3)
-    return root
+WORKING_DOMAINS = ("physical_stability", "gear_trains", "clock_reading")   # the `eval_items` store (conftest.py)
 
 
 def item_jobs(root: Path, experiment: str = "e1", sigmas=(0,), positions=(1, 2, 3, 4, 5, 6), domains=None,

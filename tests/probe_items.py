@@ -1,12 +1,12 @@
-"""Shared by the probe tests (swap, consistency): a small item store built with twins, and a scripted model that
-knows the truth of every image it is shown (item images and twin images, by sha256)."""
+"""Shared by the probe tests (swap, consistency): the domains and size of the `twin_items` store (a fixture of
+conftest.py), and a scripted model that knows the truth of every image it is shown (item images and twin images,
+by sha256)."""
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
 
 import numpy as np
-import pytest
 from openai_server import image_of, truth_index
 
 from grip.answers import answer_from_json
@@ -14,16 +14,6 @@ from grip.eval.prompts import prompt_text
 
 PROBE_DOMAINS = ("clock_reading", "compass_bearings")   # a numeric Q4 and a choice Q4
 N = 3
-
-
-@pytest.fixture(scope="session")
-def twin_items(tmp_path_factory) -> Path:
-    """N items of each of PROBE_DOMAINS, built with `--twins` (so every row has `twin` and `rephrase`)."""
-    from grip.builder import build
-    root = tmp_path_factory.mktemp("probe_items")
-    for d in PROBE_DOMAINS:
-        build(d, N, root, grain_subset=0, twins=True)
-    return root
 
 
 def images_of(req: dict) -> list[bytes]:

@@ -91,12 +91,15 @@ def test_resume_after_a_cut_short_row(fake, tmp_path):
 
 
 def test_resume_after_sigkill(fake, tmp_path):
+    # The kill comes once 20 kB of rows are down (6 of fake_dots' 3.4 kB rows, a few more by the time it lands):
+    # 80 items leave some 70 rows, about a second of building, for it to land mid-run.
+    n = 80
     out = tmp_path / "killed"
     script = (f"import sys; sys.path.insert(0, {str(HERE)!r})\n"
               "from grip import domains\n"
               "domains.REGISTRY['fake_dots'] = ('physical', 'fakes:DOMAIN')\n"
               "from grip.builder import build\n"
-              f"build('fake_dots', 200, {str(out)!r}, grain_subset=0)\n")
+              f"build('fake_dots', {n}, {str(out)!r}, grain_subset=0)\n")
     proc = subprocess.Popen([sys.executable, "-c", script])
     items = out / "fake_dots" / "items.jsonl"
     deadline = time.time() + 60
@@ -105,11 +108,12 @@ def test_resume_after_sigkill(fake, tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert items.exists()
-    build(fake, 200, out, grain_subset=0)
-    full = build(fake, 200, tmp_path / "full", grain_subset=0)
+    assert items.read_bytes().count(b"\n") < n, "the kill must land mid-run"
+    build(fake, n, out, grain_subset=0)
+    full = build(fake, n, tmp_path / "full", grain_subset=0)
     assert tree_bytes(out / "fake_dots") == tree_bytes(full.domain_dir)
     rows = load_store(out / "fake_dots")
-    assert len({r["id"] for r in rows}) == 200
+    assert len({r["id"] for r in rows}) == n
 
 
 def test_grain_is_one_field_scaled(fake, tmp_path):

@@ -80,11 +80,17 @@ def world(tmp_path_factory):
                 if p.exists():
                     by_sha[hashlib.sha256(p.read_bytes()).hexdigest()] = (r, s)
 
+    located = {}   # id(request) -> (request, its row, question and sigma): `faults`, then `model`, ask for each
+
     def locate(req):
-        from openai_server import image_of
-        row, sigma = by_sha[hashlib.sha256(image_of(req)).hexdigest()]
+        hit = located.get(id(req))
+        if hit is not None and hit[0] is req:
+            return hit[1]
+        from openai_server import image_digest
+        row, sigma = by_sha[image_digest(req)]
         text = text_of(req)
         q = next(q for q in row["questions"] if prompt_text(q["text"], q["instruction"]) == text)
+        located[id(req)] = (req, (row, q, sigma))
         return row, q, sigma
 
     def model(req):  # the "model" may read the item store; the runner may not

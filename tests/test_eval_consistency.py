@@ -8,7 +8,7 @@ import shutil
 import pytest
 from cli_helpers import ok, one_line_error, run
 from openai_server import ScriptedServer, check_isolation, truth_index
-from probe_items import N, PROBE_DOMAINS, Truth, images_of, question_of, right, twin_items, wrong  # noqa: F401
+from probe_items import N, PROBE_DOMAINS, Truth, images_of, question_of, right, wrong  # noqa: F401
 
 from grip.eval.prompts import prompt_text
 from grip.eval.store import ResponseStore
@@ -28,7 +28,7 @@ def _model(truth: Truth):
 
 
 @pytest.fixture(scope="module")
-def world(twin_items, tmp_path_factory):  # noqa: F811
+def world(twin_items, tmp_path_factory):
     out = tmp_path_factory.mktemp("consistency_world")
     srv = ScriptedServer(model=_model(Truth(twin_items))).start()
     db = out / "r.sqlite"
@@ -89,7 +89,7 @@ def test_rephrase_requests_are_fresh_turns_on_the_clean_image_and_pass_the_audit
     assert check_isolation(world["srv"].requests, truth_index([items])) == []
 
 
-def test_a_store_without_rephrase_is_one_line_saying_to_rebuild(twin_items, tmp_path):  # noqa: F811
+def test_a_store_without_rephrase_is_one_line_saying_to_rebuild(twin_items, tmp_path):
     old = tmp_path / "old"
     shutil.copytree(twin_items / "clock_reading", old / "clock_reading")
     path = old / "clock_reading" / "items.jsonl"

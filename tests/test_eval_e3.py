@@ -16,9 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_helpers import ok, one_line_error, run
-from openai_server import eval_items  # noqa: F401 - the shared item store fixture
-from openai_server import ScriptedServer, check_isolation, image_of, parse_challenge, truth_index
+from cli_helpers import no_report_figures, ok, one_line_error, run
+from openai_server import ScriptedServer, check_isolation, image_digest, image_of, parse_challenge, truth_index
 
 from grip.answers import answer_from_json, extract_answer_line
 from grip.manifest import load_store
@@ -42,7 +41,7 @@ def first_right(index: int, position: int) -> bool:
 
 
 @pytest.fixture(scope="session")
-def items(eval_items) -> Path:  # noqa: F811
+def items(eval_items) -> Path:
     """The shared eval item store: N items of each of DOMAINS."""
     assert all(len(load_store(eval_items / d)) == N for d in DOMAINS)
     return eval_items
@@ -52,7 +51,7 @@ def _model(truth):
     """The scripted server model: E1 by `first_right`, E3 by BEHAVIOUR[model name]."""
     def answer(req: dict) -> str:
         msgs = req["messages"]
-        row = truth[hashlib.sha256(image_of(req)).hexdigest()]
+        row = truth[image_digest(req)]
         text = next(p["text"] for p in msgs[0]["content"] if p["type"] == "text")
         q = next(q for q in row["questions"] if prompt_text(q["text"], q["instruction"]) == text)
         if len(msgs) == 1:
@@ -321,8 +320,9 @@ def test_e3_with_the_random_model_end_to_end(items, tmp_path):
     parsed = sum(r["outcome"] in ("correct", "wrong") for r in score_rows(e1, items))
     assert n3 == parsed * len(E3_CONDITIONS) and f"{n3} requests" in out
     ok(run("eval", "score", "--store", db, "--items", items, "--out", tmp_path / "s.jsonl"))
-    ok(run("eval", "report", "--scored", tmp_path / "s.jsonl", "--items", items, "--out", tmp_path / "rep",
-           "--resamples", 100))
+    with no_report_figures():   # stats.json is read here; the E3 figure in test_report_shows_the_e3_tables
+        ok(run("eval", "report", "--scored", tmp_path / "s.jsonl", "--items", items, "--out", tmp_path / "rep",
+               "--resamples", 100))
     st = json.loads((tmp_path / "rep" / "stats.json").read_text())
     f = st["experiments"]["e3"]["transitions"]["first_turns"][0]
     assert f["skipped_unparsed"] + f["skipped_failed"] == len(e1) - parsed

@@ -12,7 +12,6 @@ from openai_server import (  # noqa: F401
     Recorded,
     ScriptedServer,
     check_isolation,
-    eval_items,
     item_jobs,
     openai_server,
     truth_index,
@@ -40,7 +39,7 @@ def test_every_request_of_a_full_sweep_is_clean(openai_server, eval_items, tmp_p
 
 
 @pytest.fixture
-def clean_request(eval_items, tmp_path):  # noqa: F811
+def clean_request(eval_items, tmp_path):
     with ScriptedServer() as srv:
         jobs = item_jobs(eval_items, positions=(4,), domains=("clock_reading",))[:1]
         run_jobs(jobs, Endpoint("m", srv.url), Sampling(), ResponseStore(tmp_path / "r.sqlite"), progress=False)
@@ -89,7 +88,7 @@ def test_seed_anywhere_is_caught(clean_request):
     assert any("ground truth" in p for p in _leaks(_with_body(rec, body), truth))
 
 
-def test_png_metadata_or_reencoded_image_is_caught(clean_request, eval_items):  # noqa: F811
+def test_png_metadata_or_reencoded_image_is_caught(clean_request, eval_items):
     rec, truth, row = clean_request
     img = Image.open(eval_items / "clock_reading" / row["image"])
     info = PngImagePlugin.PngInfo()
@@ -103,7 +102,7 @@ def test_png_metadata_or_reencoded_image_is_caught(clean_request, eval_items):  
         assert any(expect in p for p in _leaks(_with_body(rec, body), truth))
 
 
-def test_a_leaky_runner_fails_the_check(eval_items, tmp_path, monkeypatch):  # noqa: F811
+def test_a_leaky_runner_fails_the_check(eval_items, tmp_path, monkeypatch):
     """End to end: a prompt builder that appends the answer is caught on the requests it really sent."""
     from grip.manifest import load_store
     answers = {(r["id"], q["id"]): q["answer"] for d in ("gear_trains",) for r in load_store(eval_items / d)

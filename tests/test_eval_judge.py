@@ -2,15 +2,13 @@
 shown the key by design) sees only the responses the rules found wrong or unparsed, text only; a YES moves them to
 correct, a NO / unclear reply / failed call leaves the rule verdict, and nothing ever moves to wrong. Judge calls are
 stored under their own experiment, a rerun asks nothing twice, and the report shows strict and validated scores."""
-import hashlib
 import json
 import re
 
 import numpy as np
 import pytest
-from cli_helpers import ok, one_line_error, run
-from openai_server import eval_items  # noqa: F401 - the shared item store fixture
-from openai_server import Fault, ScriptedServer, image_of, truth_index
+from cli_helpers import no_report_figures, ok, one_line_error, run
+from openai_server import Fault, ScriptedServer, image_digest, truth_index
 
 from grip.answers import answer_from_json
 from grip.eval.judge import JUDGE_EXPERIMENT, read_verdict
@@ -32,7 +30,7 @@ def kind(index: int, position: int) -> str:
 
 def _model(truth):
     def answer(req):
-        row = truth[hashlib.sha256(image_of(req)).hexdigest()]
+        row = truth[image_digest(req)]
         text = next(p["text"] for p in req["messages"][0]["content"] if p["type"] == "text")
         q = next(q for q in row["questions"] if prompt_text(q["text"], q["instruction"]) == text)
         a = answer_from_json(q["answer"])
@@ -58,7 +56,7 @@ def _judge_faults(req, seen):
 
 
 @pytest.fixture(scope="session")
-def world(eval_items, tmp_path_factory):  # noqa: F811
+def world(eval_items, tmp_path_factory):
     out = tmp_path_factory.mktemp("judge")
     truth = truth_index([eval_items])
     vlm = ScriptedServer(model=_model(truth)).start()
@@ -77,7 +75,8 @@ def world(eval_items, tmp_path_factory):  # noqa: F811
     finally:
         vlm.stop()
         judge.stop()
-    ok(run("eval", "report", "--scored", out / "s.jsonl", "--out", out / "rep", "--resamples", 100))
+    with no_report_figures():   # report.md and stats.json are read, no figure
+        ok(run("eval", "report", "--scored", out / "s.jsonl", "--out", out / "rep", "--resamples", 100))
     return {"out": out, "db": db, "judge": judge, "rows": read_scored(out / "s.jsonl"), "first": first,
             "again": again, "items": eval_items}
 

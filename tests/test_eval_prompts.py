@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from openai_server import WORKING_DOMAINS, eval_items  # noqa: F401 - fixture
+from openai_server import WORKING_DOMAINS
 from PIL import Image, PngImagePlugin
 
 from grip import GripError
@@ -87,7 +87,7 @@ def test_public_item_has_no_ground_truth_fields():
         _item("a", "b").text = "c"
 
 
-def test_public_item_reads_only_public_fields(eval_items):  # noqa: F811
+def test_public_item_reads_only_public_fields(eval_items):
     """Changing every ground-truth field of a row leaves its public view unchanged."""
     for d in WORKING_DOMAINS:
         for row in load_store(eval_items / d):
@@ -134,7 +134,7 @@ def _png(metadata: dict | None = None) -> bytes:
     return buf.getvalue()
 
 
-def test_check_png_accepts_store_images(eval_items):  # noqa: F811
+def test_check_png_accepts_store_images(eval_items):
     for d in WORKING_DOMAINS:
         row = load_store(eval_items / d)[0]
         png = (eval_items / d / row["image"]).read_bytes()

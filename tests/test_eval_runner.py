@@ -12,7 +12,6 @@ from openai_server import (  # noqa: F401
     WORKING_DOMAINS,
     Fault,
     ScriptedServer,
-    eval_items,
     image_of,
     item_jobs,
     openai_server,
@@ -187,7 +186,7 @@ def test_client_errors_are_not_retried(openai_server, eval_items, tmp_path, code
     assert sleeps.waits == [] and len(openai_server.requests) == 1
 
 
-def test_connection_refused_is_a_typed_failure(eval_items, tmp_path):  # noqa: F811
+def test_connection_refused_is_a_typed_failure(eval_items, tmp_path):
     with ScriptedServer() as srv:
         url = srv.url
     job, _, _ = _one_job(eval_items)   # the port is closed now
@@ -290,7 +289,7 @@ def test_bad_images_are_typed_failures_and_never_sent(openai_server, eval_items,
     assert openai_server.requests == []
 
 
-def test_endpoint_errors_are_clear(eval_items, tmp_path, monkeypatch):  # noqa: F811
+def test_endpoint_errors_are_clear(eval_items, tmp_path, monkeypatch):
     job, _, _ = _one_job(eval_items)
     store = ResponseStore(tmp_path / "r.sqlite")
     with pytest.raises(GripError, match="--base-url is required"):
@@ -319,7 +318,7 @@ def test_api_key_from_named_env_var(openai_server, eval_items, tmp_path, monkeyp
 # -- the offline random model --------------------------------------------------------------------------------------
 
 
-def test_random_model_answers_every_question_in_its_type(eval_items, tmp_path):  # noqa: F811
+def test_random_model_answers_every_question_in_its_type(eval_items, tmp_path):
     jobs = item_jobs(eval_items, sigmas=(0, 15))
     store = ResponseStore(tmp_path / "r.sqlite")
     s = run_jobs(jobs, Endpoint("random", None), Sampling(), store, progress=False)
@@ -345,13 +344,13 @@ def test_random_model_answers_every_question_in_its_type(eval_items, tmp_path): 
     assert {r["question_id"] + r["condition"]: r["content"] for r in rows} == again
 
 
-def test_random_model_is_not_a_constant(eval_items, tmp_path):  # noqa: F811
+def test_random_model_is_not_a_constant(eval_items, tmp_path):
     jobs = item_jobs(eval_items, positions=(2,))
     answers = {random_reply(jobs[0].item, hashlib.sha256(str(k).encode()).hexdigest()) for k in range(40)}
     assert len(answers) > 1
 
 
-def test_duplicate_jobs_run_once(eval_items, tmp_path):  # noqa: F811
+def test_duplicate_jobs_run_once(eval_items, tmp_path):
     job, _, _ = _one_job(eval_items)
     store = ResponseStore(tmp_path / "r.sqlite")
     s = run_jobs([job, job, job], Endpoint("random", None), Sampling(), store, progress=False)
@@ -440,7 +439,7 @@ def test_an_unexpected_error_is_that_keys_typed_failure(openai_server, eval_item
     assert (again.done, again.skipped) == (2, 1)
 
 
-def test_a_store_that_cannot_write_ends_the_run_with_a_store_error(eval_items, tmp_path):  # noqa: F811
+def test_a_store_that_cannot_write_ends_the_run_with_a_store_error(eval_items, tmp_path):
     store = ResponseStore(tmp_path / "r.sqlite")
 
     def broken(record):
@@ -455,7 +454,7 @@ def test_a_store_that_cannot_write_ends_the_run_with_a_store_error(eval_items, t
 @pytest.mark.parametrize("url", ["notaurl", "ftp://127.0.0.1/v1", "http:///v1", "127.0.0.1:8000/v1",
                                  "http://h:99999/v1", "http://[::1/v1", "http://h /v1", "", "http://h/v1?x=1",
                                  "http://h/v1#top"])
-def test_bad_base_url_is_refused_before_anything_is_sent(eval_items, tmp_path, url):  # noqa: F811
+def test_bad_base_url_is_refused_before_anything_is_sent(eval_items, tmp_path, url):
     with pytest.raises(GripError, match="--base-url"):
         check_base_url(url)
     store = ResponseStore(tmp_path / "r.sqlite")
@@ -471,7 +470,7 @@ def test_good_base_urls_pass():
         assert check_base_url(url) == url
 
 
-def test_a_server_that_never_answers_stops_the_run_early(eval_items, tmp_path):  # noqa: F811
+def test_a_server_that_never_answers_stops_the_run_early(eval_items, tmp_path):
     with ScriptedServer() as srv:
         url = srv.url
     jobs = item_jobs(eval_items, positions=(1, 2, 3))            # the port is closed now
@@ -496,7 +495,7 @@ def test_a_server_that_answers_errors_is_not_stopped_early(openai_server, eval_i
     assert s.stopped is None and s.not_sent == 0 and s.failed == len(jobs) > 4
 
 
-def test_an_error_outside_the_request_loop_is_that_keys_typed_failure(eval_items, tmp_path, monkeypatch):  # noqa: F811
+def test_an_error_outside_the_request_loop_is_that_keys_typed_failure(eval_items, tmp_path, monkeypatch):
     import grip.eval.runner as R
     jobs = item_jobs(eval_items, positions=(1, 2, 3), domains=("clock_reading",), items=1)
     real = R.random_reply

@@ -12,7 +12,6 @@ from cli_helpers import one_line_error, run
 from openai_server import (  # noqa: F401
     Fault,
     ScriptedServer,
-    eval_items,
     item_jobs,
     openai_server,
 )
@@ -118,7 +117,7 @@ def test_a_redirect_is_a_typed_failure_and_never_followed(openai_server, eval_it
 # -- should-fix: a run with no server stops after its first few refusals ---------------------------------------------
 
 
-def test_no_server_stops_after_the_first_refusals(eval_items, tmp_path):  # noqa: F811
+def test_no_server_stops_after_the_first_refusals(eval_items, tmp_path):
     with ScriptedServer() as srv:
         url = srv.url                                     # the port is closed now
     jobs = item_jobs(eval_items, positions=(1, 2, 3, 4, 5))
@@ -133,7 +132,7 @@ def test_no_server_stops_after_the_first_refusals(eval_items, tmp_path):  # noqa
     assert len(sleeps.waits) == s.retried <= s.failed
 
 
-def test_no_server_cli_run_exits_1_at_once_keeping_its_failures(eval_items, tmp_path):  # noqa: F811
+def test_no_server_cli_run_exits_1_at_once_keeping_its_failures(eval_items, tmp_path):
     with ScriptedServer() as srv:
         url = srv.url
     store = tmp_path / "x.sqlite"
@@ -164,7 +163,7 @@ def _labels(tmp_path, domain):
     return p
 
 
-def _store_copy(eval_items, tmp_path, domain="clock_reading", record=True):  # noqa: F811
+def _store_copy(eval_items, tmp_path, domain="clock_reading", record=True):
     """A copy of one domain of the shared item store; with `record`, every row carries its grain hashes."""
     root = tmp_path / "items"
     shutil.copytree(eval_items / domain, root / domain)
@@ -208,7 +207,7 @@ def test_a_bit_flipped_grain_copy_is_a_clear_error_and_never_sent(openai_server,
     assert openai_server.requests == []
 
 
-def test_grain_copies_match_their_recorded_hashes_and_old_stores_still_plan(eval_items, tmp_path):  # noqa: F811
+def test_grain_copies_match_their_recorded_hashes_and_old_stores_still_plan(eval_items, tmp_path):
     root, rows = _store_copy(eval_items, tmp_path)
     labels = _labels(tmp_path, "clock_reading")
     p = X.plan("e2", root, readability=labels)
@@ -235,7 +234,7 @@ def test_a_grain_copy_changed_after_planning_is_bad_input(openai_server, eval_it
 # -- should-fix: one run at a time per store -----------------------------------------------------------------------
 
 
-def test_a_second_run_into_a_busy_store_fails_at_once(eval_items, tmp_path):  # noqa: F811
+def test_a_second_run_into_a_busy_store_fails_at_once(eval_items, tmp_path):
     path = tmp_path / "r.sqlite"
     first = ResponseStore(path)
     with first.lock():
@@ -270,7 +269,7 @@ def test_a_second_run_into_a_busy_store_fails_at_once(eval_items, tmp_path):  # 
     ("--temperature", "nan", "--temperature"), ("--top-p", "nan", "--top-p"),
     ("--seed", str(1 << 70), "--seed"),
 ])
-def test_odd_run_options_are_one_line_errors(eval_items, tmp_path, option, value, match):  # noqa: F811
+def test_odd_run_options_are_one_line_errors(eval_items, tmp_path, option, value, match):
     store = tmp_path / "r.sqlite"
     res = run("eval", "run", "--experiment", "e1", "--items", eval_items, "--model", "random", "--store", store,
               "--quiet", option, value)

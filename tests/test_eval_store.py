@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from openai_server import eval_items, item_jobs, openai_server  # noqa: F401 - fixtures
+from openai_server import item_jobs, openai_server  # noqa: F401 - fixture
 
 from grip.eval.runner import Endpoint, Sampling, job_key, run_jobs
 from grip.eval.store import COLUMNS, ResponseStore, StoreError, request_key

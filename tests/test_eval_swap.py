@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import ok, one_line_error, run
 from openai_server import ScriptedServer, check_isolation, truth_index
-from probe_items import N, PROBE_DOMAINS, Truth, images_of, question_of, right, twin_items, wrong  # noqa: F401
+from probe_items import N, PROBE_DOMAINS, Truth, images_of, question_of, right, wrong  # noqa: F401
 
 from grip.answers import extract_answer_line
 from grip.eval.probes import SWAP_LEAD, SWAP_TEMPLATE_VERSION, SWAP_TRIGGER, swap_text
@@ -43,7 +43,7 @@ def _model(truth: Truth):
 
 
 @pytest.fixture(scope="module")
-def world(twin_items, tmp_path_factory):  # noqa: F811
+def world(twin_items, tmp_path_factory):
     out = tmp_path_factory.mktemp("swap_world")
     srv = ScriptedServer(model=_model(Truth(twin_items))).start()
     db = out / "r.sqlite"
@@ -136,7 +136,7 @@ def test_rerun_sends_nothing(world):
     assert world["resent"] == 0 and "0 done" in world["again"]
 
 
-def test_a_server_that_refuses_the_continuation_fields_gives_typed_failures(twin_items, tmp_path):  # noqa: F811
+def test_a_server_that_refuses_the_continuation_fields_gives_typed_failures(twin_items, tmp_path):
     srv = ScriptedServer(model=_model(Truth(twin_items)), continuation=False).start()
     db = tmp_path / "r.sqlite"
     try:
@@ -152,7 +152,7 @@ def test_a_server_that_refuses_the_continuation_fields_gives_typed_failures(twin
                for r in rows)
 
 
-def test_probes_with_the_random_model_end_to_end(twin_items, tmp_path):  # noqa: F811
+def test_probes_with_the_random_model_end_to_end(twin_items, tmp_path):
     """Swap (both variants) and consistency with the built-in random model, through run, score and report; a
     rerun sends nothing; a report's probe sections appear only for the probes its scored rows hold."""
     db = tmp_path / "r.sqlite"

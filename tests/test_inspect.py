@@ -9,24 +9,34 @@ from importlib.metadata import entry_points
 
 import numpy as np
 import pytest
-
-inspect_ai = pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (pip install grip-bench[inspect])")
-
-from cli_helpers import ok, run  # noqa: E402
-from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
-from openai_server import (ALLOWED_FIELDS, Recorded, ScriptedServer, check_isolation, image_of, text_of,  # noqa: E402
+from cli_helpers import ok, run
+from openai_server import (ALLOWED_FIELDS, Recorded, ScriptedServer, check_isolation, image_of, text_of,
                            truth_index, truth_strings)
 
-from grip import GripError  # noqa: E402
-from grip.answers import Record, answer_from_json  # noqa: E402
-from grip.builder import build  # noqa: E402
-from grip.eval.experiments import ExperimentError  # noqa: E402
-from grip.eval.prompts import prompt_text  # noqa: E402
-from grip.eval.runner import Sampling  # noqa: E402
-from grip.integrations import inspect as gi  # noqa: E402
+from grip import GripError
+from grip.answers import Record, answer_from_json
+from grip.builder import build
+from grip.eval.experiments import ExperimentError
+from grip.eval.prompts import prompt_text
+from grip.eval.runner import Sampling
 
 # inspect's own retry set-up warns on every model it makes (tenacity's renamed argument): not ours to fix
 pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
+
+inspect_ai = ModelOutput = ModelUsage = get_model = gi = None   # set by `_inspect` before the first test here
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _inspect():
+    """inspect_ai and grip's integration of it, imported when this file's tests run rather than when the file is
+    collected: the import takes seconds and every xdist worker collects every file. Without inspect_ai every test
+    here is skipped, as the whole file was."""
+    global inspect_ai, ModelOutput, ModelUsage, get_model, gi
+    inspect_ai = pytest.importorskip("inspect_ai",
+                                     reason="inspect_ai is not installed (pip install grip-bench[inspect])")
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    from grip.integrations import inspect as gi
 
 SIZES = {"clock_reading": 2, "compass_bearings": 2}
 GRAIN = {"clock_reading": 2, "compass_bearings": 0}   # E2 is tested on clock_reading

@@ -8,7 +8,7 @@ from fractions import Fraction as F
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 from shapely.geometry import LineString, Point, Polygon
 
 from grip.domain import Reject, scene_from_json, scene_to_json
@@ -197,6 +197,9 @@ def test_rephrase_is_the_inversion_of_q4(seed, level):
     assert rq.margin == q4.margin and rq.text != q4.text
 
 
+# 30 examples, as the other brute-force minimal-pair searches (nested_squares 30, nested_hexagons 25), not the
+# profile's 60: each example tries every tick move of the scene.
+@settings(max_examples=30)
 @given(SEEDS, st.sampled_from([1, 3]))
 def test_minimal_pair_is_the_fewest_tick_steps(seed, level):
     s = accepted(seed, level)
