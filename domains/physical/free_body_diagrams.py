@@ -255,19 +255,12 @@ def _polar_ok(m: float, a: int) -> bool:
     return FORCE_MIN_N <= m and max(map(abs, c)) <= COMPONENT_MAX_N + 1e-9
 
 
-def _permutation(rng: np.random.Generator, n: int) -> list[int]:
-    """`rng.permutation(n).tolist()`, the same draws: numpy shuffles a list fastest."""
-    out = list(range(n))
-    rng.shuffle(out)
-    return out
-
-
-def _hex_forces(rng: np.random.Generator, draws: Draws, k: int, closed: bool) -> list:
+def _hex_forces(draws: Draws, k: int, closed: bool) -> list:
     """k forces along k of six directions 60 deg apart. `closed`: two magnitudes are solved from the others so
     that the polygon closes exactly (in the lattice basis the two conditions are integer equations with a
     determinant of +-1, so the solution is again a multiple of 0.5 N)."""
     base = 5 * draws.integers(12)
-    dirs = _permutation(rng, 6)[:k]
+    dirs = draws.permutation(6)[:k]
     half = {d: draws.integers(4, 13) for d in dirs}               # magnitudes in half newtons, 2.0..6.0 N
     if closed:
         i, j = next((a, b) for a in dirs for b in dirs if (a - b) % 3)   # two non-parallel directions
@@ -279,9 +272,9 @@ def _hex_forces(rng: np.random.Generator, draws: Draws, k: int, closed: bool) ->
     return [(half[d] / 2, (base + 60 * d) % 360) for d in dirs]
 
 
-def _polar_candidate(rng: np.random.Generator, draws: Draws, k: int, target: str, hexed: bool) -> list | None:
+def _polar_candidate(draws: Draws, k: int, target: str, hexed: bool) -> list | None:
     if hexed:
-        forces = _hex_forces(rng, draws, k, closed=target == NONE)
+        forces = _hex_forces(draws, k, closed=target == NONE)
     else:   # k - 1 free forces; the last one aims the net near the middle of the target sector
         forces = [(0.5 * draws.integers(4, 13), 5 * draws.integers(72)) for _ in range(k - 1)]
         c = (DIRECTIONS.index(target) * 45 + draws.uniform(-17.5, 17.5)) % 360
@@ -293,7 +286,7 @@ def _polar_candidate(rng: np.random.Generator, draws: Draws, k: int, target: str
     return forces if all(_polar_ok(m, a) for m, a in forces) else None
 
 
-def _make(rng: np.random.Generator, draws: Draws, level: int, forces: list) -> Scene | None:
+def _make(draws: Draws, level: int, forces: list) -> Scene | None:
     """Letters and colours: F2 is drawn from the forces whose reversal keeps Q5's margin, the rest shuffled."""
     k = len(forces)
     v = _vectors(forces, polar=level == 3)
@@ -303,9 +296,9 @@ def _make(rng: np.random.Generator, draws: Draws, level: int, forces: list) -> S
     if not ok:
         return None
     two = draws.pick(ok)
-    others = [forces[i] for i in _permutation(rng, k) if i != two]
+    others = [forces[i] for i in draws.permutation(k) if i != two]
     order = tuple(others[:1] + [forces[two]] + others[1:])
-    hues = tuple(_permutation(rng, len(ARROW_COLOURS))[:k])
+    hues = tuple(draws.permutation(len(ARROW_COLOURS))[:k])
     return Scene(level, () if level == 3 else order, order if level == 3 else (), hues)
 
 
@@ -320,11 +313,11 @@ def sample(rng: np.random.Generator, level: int) -> Scene:
     k = 3 if level == 1 else draws.integers(4, K_MAX + 1)
     hexed = target == NONE or (level == 3 and draws.random() < HEX_DECOY)
     for _ in range(TRIES):
-        forces = (_polar_candidate(rng, draws, k, target, hexed) if level == 3 else
+        forces = (_polar_candidate(draws, k, target, hexed) if level == 3 else
                   _grid_candidate(rng, draws, level, k, target))
         if forces is None:
             continue
-        scene = _make(rng, draws, level, forces)
+        scene = _make(draws, level, forces)
         if scene is None or direction(net(scene)) != target:
             continue
         # Q2's and Q1's margins turn most candidates down: checked before building the ladder, which checks them too

@@ -214,8 +214,7 @@ def _place(rng: np.random.Generator, d: Draws, level, teeth, parents, compound_a
             cands = [placed[par]]
         elif kind == "mesh":
             base, dist = d.uniform(0, 360), radius[par] + radius[k]
-            steps = list(range(24))
-            rng.shuffle(steps)   # rng.permutation(24)'s draws: numpy shuffles a list fastest
+            steps = d.permutation(24)
             cands = ((placed[par][0] + dist * math.cos(math.radians(base + 15 * s)),
                       placed[par][1] + dist * math.sin(math.radians(base + 15 * s)))
                      for s in steps)
