@@ -10,8 +10,8 @@ Each method is the numpy algorithm written out (numpy 2.x, checked draw for draw
 tests/test_draws.py, so a numpy that changes one fails there instead of silently changing items):
 
 - `integers(lo, hi)`: `int(rng.integers(lo, hi))`: Lemire's multiply-and-reject on 32-bit draws for ranges up to
-  2**32 (numpy's threshold `(2**32 - n) % n`); nothing drawn for a range of one value; larger ranges (and empty
-  ones, to raise numpy's own error) go to the Generator.
+  2**32 (numpy's threshold `(2**32 - n) % n`); nothing drawn for a range of one value; larger ranges, bounds that
+  are not Python ints (numpy integers, floats) and empty ranges (numpy's own error) go to the Generator.
 - `random()`: `rng.random()`, the bit generator's `next_double`.
 - `uniform(lo, hi)`: `rng.uniform(lo, hi)`: `lo + (hi - lo) * next_double`, in doubles as numpy computes it (hi
   below lo is numpy's error).
@@ -46,14 +46,14 @@ class Draws:
             if hi is None:
                 lo, hi = 0, lo
             n = hi - lo
-            if 1 < n <= 1 << 32:
+            if type(n) is int and 1 < n <= 1 << 32:      # numpy integers would overflow the product: the Generator
                 m = u32(state) * n
                 if m & _M32 < n:                       # maybe biased: numpy's threshold, (2**32 - n) % n
                     t = ((1 << 32) - n) % n
                     while m & _M32 < t:
                         m = u32(state) * n
                 return lo + (m >> 32)
-            return lo if n == 1 else int(rng.integers(lo, hi))     # numpy's 64-bit path, or its error
+            return lo if n == 1 and type(n) is int else int(rng.integers(lo, hi))   # 64-bit path, other types, errors
 
         self.integers = integers
         self.random = partial(c.next_double, state)

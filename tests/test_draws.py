@@ -40,6 +40,16 @@ def test_integers_near_two_to_the_32_and_biased_ranges():
         same_stream_after(ref, rng)
 
 
+def test_bounds_that_are_not_python_ints_are_the_generators():
+    # a numpy integer bound would overflow Lemire's 64-bit product; a float bound is numpy's to accept or refuse
+    ref, rng = pair(3)
+    d = Draws(rng)
+    for lo, hi in ((np.int64(0), np.int64(2**32)), (0, np.int64(2**31 + 7)), (np.int32(2), 9), (0, 5.0), (0, np.int64(1))):
+        got = d.integers(lo, hi)
+        assert got == int(ref.integers(lo, hi)) and type(got) is int
+    same_stream_after(ref, rng)
+
+
 def test_a_single_value_draws_nothing_and_an_empty_range_is_numpys_error():
     ref, rng = pair(5)
     d = Draws(rng)
